@@ -1,0 +1,153 @@
+"""memdeck's engine: everything except drawing. The CLI and the TUI both talk to `Engine`.
+
+The engine never imports Textual or Rich (a test proves it). Its methods are plain
+synchronous calls, safe from any thread, returning frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .clock import Clock, SystemClock
+from .errors import ConfigError, HomeError, MemdeckError, NotFound
+from .home import CodexHome
+from .index import RefreshStats, SessionIndex
+from .pipeline_db import read_snapshot
+from .rollout import Rollout, read_rollout
+from .sessions import Session, TranscriptEntry, build_sessions, find_session, transcript
+from .settings import (
+    MEMDECK_KEYS,
+    MEMORIES_KEYS,
+    SettingsFile,
+    SettingValue,
+    all_keys,
+    coerce_stored,
+    parse_value,
+    resolve_key,
+)
+from .state_db import read_threads
+from .store import Store
+
+__all__ = [
+    "ConfigError", "Engine", "HomeError", "MemdeckError", "NotFound", "Session",
+    "SessionDetail", "SettingValue",
+]
+
+
+@dataclass(frozen=True)
+class SessionDetail:
+    session: Session
+    rollout: Rollout
+    entries: list[TranscriptEntry]
+    pending_bytes: int
+    problems: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.rollout.meta
+        d = self.session.to_json()
+        d.update({
+            "archived": self.session.archived,
+            "format": self.rollout.format,
+            "originator": m.originator if m else None,
+            "cli_version": m.cli_version if m else None,
+            "history_mode": m.history_mode if m else None,
+            "git_branch": m.git.branch if m and m.git else None,
+            "model": self.session.model,
+            "pending_bytes": self.pending_bytes,
+            "problems": self.problems,
+            "items": [e.to_json() for e in self.entries],
+            "citations": [
+                {"line": e.line_no, "timestamp": e.timestamp, **e.to_json()["citation"]}
+                for e in self.entries if e.citation is not None
+            ],
+        })
+        return d
+
+
+class Engine:
+    """One Codex home. Build once, share across threads."""
+
+    def __init__(self, home: CodexHome, clock: Clock | None = None) -> None:
+        self.home = home
+        self.clock = clock or SystemClock()
+        self._store: Store | None = None
+        self.warnings: list[str] = []
+
+    @classmethod
+    def open(cls, home: str | os.PathLike[str] | None = None,
+             clock: Clock | None = None) -> Engine:
+        return cls(CodexHome.open(home), clock)
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self.home.ensure_memdeck_dir()
+            self._store = Store(self.home.memdeck_db)
+        return self._store
+
+    @property
+    def index(self) -> SessionIndex:
+        return SessionIndex(self.home, self.store)
+
+    # -- sessions ---------------------------------------------------------------------
+    def refresh(self) -> RefreshStats:
+        return self.index.refresh()
+
+    def sessions(self, refresh: bool = True) -> list[Session]:
+        if refresh:
+            self.refresh()
+        pipeline = read_snapshot(self.home.pipeline_db)
+        state = read_threads(self.home.state_db)
+        self.warnings = [w for w in (pipeline.warning, state.warning) if w]
+        if not self.home.config.feature_enabled:
+            self.warnings.append(
+                "memories are off in config.toml ([features] memories = false): Codex will "
+                "not extract or use memories until it is on (`memdeck config set memories true`)")
+        return build_sessions(self.index.sessions(), self.home.config, pipeline, state,
+                              self.clock.now())
+
+    def session(self, key: str) -> SessionDetail:
+        s = find_session(self.sessions(), key)
+        rollout = read_rollout(s.rollout_path)
+        problems = [{"line": p.line_no, "kind": p.kind, "message": p.message}
+                    for p in rollout.problems]
+        return SessionDetail(s, rollout, transcript(rollout), rollout.pending_bytes, problems)
+
+    # -- settings ---------------------------------------------------------------------
+    def _settings_file(self, which: str) -> SettingsFile:
+        return SettingsFile(self.home.config_path if which == "codex"
+                            else self.home.memdeck_config_path)
+
+    def config_get(self, key: str) -> SettingValue:
+        which, table, spec = resolve_key(key)
+        doc = self._settings_file(which).read()
+        container = doc.get(table, {}) if table else doc
+        container = container if isinstance(container, dict) else {}
+        raw = next((container[k] for k in (spec.name, *spec.aliases) if k in container), None)
+        display_key = spec.name if which == "codex" else f"memdeck.{spec.name}"
+        return SettingValue(display_key, coerce_stored(spec, raw), raw is not None,
+                            spec.default, spec.allowed(), spec.help)
+
+    def config_set(self, key: str, value: str) -> SettingValue:
+        which, table, spec = resolve_key(key)
+        parsed = parse_value(spec, value)
+        self._settings_file(which).set(table, spec, parsed)
+        self.home.__dict__.pop("config", None)  # re-read on next use
+        return self.config_get(key)
+
+    def config_all(self) -> list[SettingValue]:
+        return [self.config_get(k) for k in all_keys()]
+
+
+def known_setting_names() -> list[str]:
+    return ["memories", *MEMORIES_KEYS, *(f"memdeck.{k}" for k in MEMDECK_KEYS)]
+
+
+def demo_home(path: str | Path | None = None, clock: Clock | None = None) -> Path:
+    """Build (or rebuild) the bundled demo Codex home and return its path."""
+    from .demo import build_demo
+
+    return build_demo(path, clock or SystemClock())

@@ -1,0 +1,133 @@
+"""`<oai-mem-citation>` blocks, parsed with Codex's exact rules (codex-format §5.2).
+
+Stripping: the open and close tags are matched literally (case-sensitive, not nested); an
+unterminated block at the end is closed implicitly and its body still counts. Parsing: for
+each entry line, the *last* `|note=[`, the last `:` before it and the first `-` after that
+colon; a line that fails any step is dropped. Rollout ids come from the first `<rollout_ids>`
+block (else the legacy `<thread_ids>`), trimmed, de-duplicated in first-seen order.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+OPEN = "<oai-mem-citation>"
+CLOSE = "</oai-mem-citation>"
+
+
+@dataclass(frozen=True)
+class CitationEntry:
+    path: str
+    line_start: int
+    line_end: int
+    note: str
+
+
+@dataclass(frozen=True)
+class MemoryCitation:
+    entries: tuple[CitationEntry, ...]
+    rollout_ids: tuple[str, ...]
+
+    @property
+    def valid_thread_ids(self) -> tuple[str, ...]:
+        """The ids Codex counts as usage: valid UUIDs, each once."""
+        out: list[str] = []
+        for rid in self.rollout_ids:
+            try:
+                u = str(uuid.UUID(rid))
+            except ValueError:
+                continue
+            if u not in out:
+                out.append(u)
+        return tuple(out)
+
+
+def strip_citations(text: str) -> tuple[str, list[str]]:
+    """(visible text, citation bodies)."""
+    visible: list[str] = []
+    bodies: list[str] = []
+    pos = 0
+    while True:
+        start = text.find(OPEN, pos)
+        if start < 0:
+            visible.append(text[pos:])
+            break
+        visible.append(text[pos:start])
+        body_start = start + len(OPEN)
+        end = text.find(CLOSE, body_start)
+        if end < 0:
+            bodies.append(text[body_start:])
+            break
+        bodies.append(text[body_start:end])
+        pos = end + len(CLOSE)
+    return "".join(visible), bodies
+
+
+def _between(body: str, open_tag: str, close_tag: str) -> str | None:
+    s = body.find(open_tag)
+    if s < 0:
+        return None
+    s += len(open_tag)
+    e = body.find(close_tag, s)
+    if e < 0:
+        return None
+    return body[s:e]
+
+
+def _u32(text: str) -> int | None:
+    t = text.strip()
+    if t.startswith("+"):  # Rust's u32 parser accepts one leading plus sign
+        t = t[1:]
+    if not t.isascii() or not t.isdigit():
+        return None
+    v = int(t)
+    return v if v <= 0xFFFFFFFF else None
+
+
+def parse_entry(line: str) -> CitationEntry | None:
+    line = line.strip()
+    if not line:
+        return None
+    location, sep, note = line.rpartition("|note=[")
+    if not sep or not note.endswith("]"):
+        return None
+    note = note[:-1].strip()
+    path, sep, rng = location.rpartition(":")
+    if not sep:
+        return None
+    start_s, sep, end_s = rng.partition("-")
+    if not sep:
+        return None
+    start, end = _u32(start_s), _u32(end_s)
+    if start is None or end is None:
+        return None
+    return CitationEntry(path, start, end, note)
+
+
+def parse_citation_bodies(bodies: list[str]) -> MemoryCitation | None:
+    entries: list[CitationEntry] = []
+    ids: list[str] = []
+    for body in bodies:
+        block = _between(body, "<citation_entries>", "</citation_entries>")
+        if block is not None:
+            entries.extend(e for e in map(parse_entry, block.splitlines()) if e)
+        id_block = _between(body, "<rollout_ids>", "</rollout_ids>")
+        if id_block is None:
+            id_block = _between(body, "<thread_ids>", "</thread_ids>")
+        if id_block is not None:
+            for raw in id_block.splitlines():
+                rid = raw.strip()
+                if rid and rid not in ids:
+                    ids.append(rid)
+    if not entries and not ids:
+        return None
+    return MemoryCitation(tuple(entries), tuple(ids))
+
+
+def parse_message(text: str) -> MemoryCitation | None:
+    """All citation blocks of one assistant message, together."""
+    if OPEN not in text:
+        return None
+    _visible, bodies = strip_citations(text)
+    return parse_citation_bodies(bodies)

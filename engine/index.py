@@ -1,0 +1,243 @@
+"""The session index: every rollout of a Codex home, kept current incrementally.
+
+A file is identified by its path; its (size, mtime) say whether it changed. An unchanged file
+is not opened. A plain `.jsonl` that only grew is read from the offset just past its last
+complete line, with the earlier findings carried over; anything else (shrunk, rewritten,
+compressed) is scanned again. Cold scans of many files run in a small process pool: the
+work is CPU-bound JSON validation and the machine has more than one core.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from .clock import parse_iso
+from .home import CodexHome
+from .scan import ScanState, scan_file, thread_id_from_name
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
+BATCH_FILES = 32
+
+
+@dataclass(frozen=True)
+class RolloutFile:
+    rel: str
+    path: Path
+    archived: bool
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class IndexedSession:
+    """One row of the index: what the rollout says, before any status is decided."""
+
+    rel: str
+    path: Path
+    archived: bool
+    size: int
+    updated_at: int
+    thread_id: str | None
+    started_at: float | None
+    cwd: str | None
+    source: str | None
+    memory_mode: str | None
+    memory_mode_line: int | None
+    preview: str
+    bad_lines: int
+    file_problem: str | None
+    format: str | None
+    model: str | None
+
+
+@dataclass(frozen=True)
+class RefreshStats:
+    files: int
+    scanned_full: int
+    scanned_append: int
+    removed: int
+    bytes_read: int
+    seconds: float
+
+
+def discover(home: CodexHome) -> list[RolloutFile]:
+    """All rollout files under sessions/ (dated tree) and archived_sessions/ (flat)."""
+    found: list[RolloutFile] = []
+    for base, archived in home.rollout_dirs():
+        if not base.is_dir():
+            continue
+        stack = [base]
+        while stack:
+            d = stack.pop()
+            try:
+                entries = list(os.scandir(d))
+            except OSError as e:
+                log.warning("cannot list %s: %s", d, e.strerror)
+                continue
+            names = {e.name for e in entries}
+            for e in entries:
+                try:
+                    if e.is_dir():
+                        stack.append(Path(e.path))
+                        continue
+                    name = e.name
+                    if not name.startswith("rollout-"):
+                        continue
+                    if name.endswith(".jsonl.zst"):
+                        if name[:-4] in names:  # re-materialised for appending: the .jsonl wins
+                            continue
+                    elif not name.endswith(".jsonl"):
+                        continue
+                    st = e.stat()
+                except OSError:
+                    continue
+                p = Path(e.path)
+                found.append(RolloutFile(str(p.relative_to(home.root)), p, archived,
+                                         st.st_size, st.st_mtime_ns))
+    return found
+
+
+def _scan_batch(items: list[tuple[str, str | None]]) -> list[tuple[str, dict]]:
+    out = []
+    for path, prior_json in items:
+        prior = ScanState.from_dict(json.loads(prior_json)) if prior_json else None
+        out.append((path, scan_file(Path(path), prior).to_dict()))
+    return out
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    # fork is cheap and safe while this process has one thread (the CLI); from a threaded
+    # host (the TUI) a fresh interpreter avoids inheriting held locks.
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+class SessionIndex:
+    def __init__(self, home: CodexHome, store: Store, workers: int | None = None) -> None:
+        self.home = home
+        self.store = store
+        self.workers = workers if workers is not None else min(4, os.cpu_count() or 1)
+
+    # -- refresh ----------------------------------------------------------------------
+    def refresh(self) -> RefreshStats:
+        t0 = time.perf_counter()
+        files = discover(self.home)
+        conn = self.store.conn()
+        known = {
+            r[0]: (r[1], r[2], r[3])
+            for r in conn.execute("SELECT path, size, mtime_ns, archived FROM sessions")
+        }
+        full: list[RolloutFile] = []
+        append: list[RolloutFile] = []
+        for f in files:
+            k = known.get(f.rel)
+            if k is None:
+                full.append(f)
+            elif k[0] == f.size and k[1] == f.mtime_ns and bool(k[2]) == f.archived:
+                continue
+            elif f.size > k[0] and not f.rel.endswith(".zst"):
+                append.append(f)
+            else:
+                full.append(f)
+        seen = {f.rel for f in files}
+        removed = [p for p in known if p not in seen]
+
+        priors: dict[str, str | None] = {f.rel: None for f in full}
+        if append:
+            for rel, scan in self._scan_json([f.rel for f in append]):
+                priors[rel] = scan
+        results = self._run_scans([*full, *append], priors)
+        bytes_read = sum(f.size for f in full) + sum(
+            f.size - json.loads(priors[f.rel] or "{}").get("offset", 0) for f in append)
+        by_rel = {f.rel: f for f in [*full, *append]}
+        now = time.time()
+        with self.store.transaction() as c:
+            if removed:
+                c.executemany("DELETE FROM sessions WHERE path = ?", [(p,) for p in removed])
+            c.executemany(
+                "INSERT OR REPLACE INTO sessions (path, archived, size, mtime_ns, scan, "
+                "thread_id, started_at, cwd, source, memory_mode, memory_mode_line, preview, "
+                "bad_lines, file_problem, format, model, indexed_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [_row(by_rel[rel], st, now) for rel, st in results],
+            )
+        return RefreshStats(len(files), len(full), len(append), len(removed), bytes_read,
+                            time.perf_counter() - t0)
+
+    def _scan_json(self, rels: list[str]) -> Iterable[tuple[str, str | None]]:
+        conn = self.store.conn()
+        for i in range(0, len(rels), 500):
+            chunk = rels[i : i + 500]
+            q = ",".join("?" * len(chunk))
+            yield from conn.execute(f"SELECT path, scan FROM sessions WHERE path IN ({q})", chunk)
+
+    def _run_scans(self, files: list[RolloutFile],
+                   priors: dict[str, str | None]) -> list[tuple[str, ScanState]]:
+        if not files:
+            return []
+        total = sum(f.size for f in files)
+        abs_of = {str(f.path): f.rel for f in files}
+        items = [(str(f.path), priors.get(f.rel)) for f in
+                 sorted(files, key=lambda f: f.size, reverse=True)]
+        if self.workers > 1 and total >= PARALLEL_MIN_BYTES and len(files) > BATCH_FILES:
+            # big files first, dealt round-robin, so the workers finish together
+            n_batches = max(self.workers * 4, len(items) // BATCH_FILES)
+            batches = [items[i::n_batches] for i in range(n_batches)]
+            try:
+                with ProcessPoolExecutor(self.workers, mp_context=_pool_context()) as pool:
+                    raw = [r for part in pool.map(_scan_batch, batches) for r in part]
+            except (OSError, RuntimeError) as e:  # no fork/semaphores here: do it in-process
+                log.warning("parallel scan unavailable (%s); scanning in one process", e)
+                raw = _scan_batch(items)
+        else:
+            raw = _scan_batch(items)
+        return [(abs_of[p], ScanState.from_dict(d)) for p, d in raw]
+
+    # -- reading ----------------------------------------------------------------------
+    def sessions(self) -> list[IndexedSession]:
+        conn = self.store.conn()
+        rows = conn.execute(
+            "SELECT path, archived, size, mtime_ns, thread_id, started_at, cwd, source, "
+            "memory_mode, memory_mode_line, preview, bad_lines, file_problem, format, model "
+            "FROM sessions"
+        ).fetchall()
+        root = self.home.root
+        return [
+            IndexedSession(
+                rel=r[0], path=root / r[0], archived=bool(r[1]), size=r[2],
+                updated_at=r[3] // 1_000_000_000, thread_id=r[4] or thread_id_from_name(r[0]),
+                started_at=parse_iso(r[5]), cwd=r[6], source=r[7], memory_mode=r[8],
+                memory_mode_line=r[9], preview=r[10] or "", bad_lines=r[11] or 0,
+                file_problem=r[12], format=r[13], model=r[14],
+            )
+            for r in rows
+        ]
+
+    def scan_state(self, rel: str) -> ScanState | None:
+        row = self.store.conn().execute("SELECT scan FROM sessions WHERE path = ?",
+                                        (rel,)).fetchone()
+        return ScanState.from_dict(json.loads(row[0])) if row and row[0] else None
+
+
+def _row(f: RolloutFile, st: ScanState, now: float) -> tuple:
+    problem = st.file_problem
+    if problem is None and st.format == "legacy":
+        problem = "legacy rollout format (before Aug 2025): Codex cannot use it for memories"
+    return (
+        f.rel, int(f.archived), f.size, f.mtime_ns, json.dumps(st.to_dict()),
+        st.thread_id, st.started_at, st.cwd, st.source, st.memory_mode, st.memory_mode_line,
+        st.preview, st.bad_lines, problem, st.format, st.model, now,
+    )

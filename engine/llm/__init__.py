@@ -1,0 +1,1 @@
+"""Model backends (openai-compatible client, offline deterministic backend)."""

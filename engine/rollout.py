@@ -1,0 +1,455 @@
+"""Rollouts as typed, frozen records (codex-format §1.2–1.5, §1.7).
+
+Every line becomes a `RolloutLine` whose `item` is one of the records below. Unknown item
+types, unknown response-item types and unknown fields are never an error: they are kept in
+`raw`, so nothing Codex wrote is lost when memdeck passes items on (phase-1 input keeps the
+original JSON of every item it forwards).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import jsonfast
+from .linestream import MAX_LINE, StreamState, iter_batches
+
+INTERACTIVE_SOURCES = ("cli", "vscode")
+
+
+# --------------------------------------------------------------------------------------
+# records
+
+
+@dataclass(frozen=True, slots=True)
+class GitInfo:
+    commit_hash: str | None = None
+    branch: str | None = None
+    repository_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMeta:
+    id: str | None
+    session_id: str | None
+    timestamp: str | None
+    cwd: str | None
+    originator: str | None
+    cli_version: str | None
+    source: str  # as in threads.source: `cli`, or JSON text such as {"subagent":"review"}
+    thread_source: str | None
+    memory_mode: str | None
+    history_mode: str
+    forked_from_id: str | None
+    parent_thread_id: str | None
+    agent_nickname: str | None
+    model_provider: str | None
+    git: GitInfo | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ContentPart:
+    type: str
+    text: str | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: str
+    content: tuple[ContentPart, ...]
+    phase: str | None
+    id: str | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(p.text for p in self.content if p.text)
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    summary: tuple[str, ...]
+    encrypted: bool
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """function_call, custom_tool_call, local_shell_call, tool_search_call, web_search_call."""
+
+    kind: str
+    name: str
+    call_id: str | None
+    arguments: str  # function_call arguments / custom tool input / shell command, as text
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """function_call_output, custom_tool_call_output, tool_search_output."""
+
+    kind: str
+    call_id: str | None
+    text: str
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentMessage:
+    author: str | None
+    recipient: str | None
+    text: str
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class OtherResponseItem:
+    """A response item memdeck has no special view of (compaction, image generation, new kinds)."""
+
+    type: str
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    cwd: str | None
+    model: str | None
+    approval_policy: Any
+    sandbox_policy: Any
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class EventMsg:
+    kind: str  # payload.type: user_message, agent_message, token_count, …
+    message: str | None  # text of user_message / agent_message events
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    message: str | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class InterAgentCommunication:
+    author: str | None
+    recipient: str | None
+    content: str | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownItem:
+    """A line type memdeck does not know (a newer Codex): kept as it was."""
+
+    type: str
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+ResponseItem = Message | Reasoning | ToolCall | ToolOutput | AgentMessage | OtherResponseItem
+Item = (
+    SessionMeta | ResponseItem | TurnContext | EventMsg | Compacted | InterAgentCommunication
+    | UnknownItem
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutLine:
+    line_no: int
+    timestamp: str | None
+    type: str  # envelope type: session_meta, response_item, event_msg, …
+    item: Item
+    metadata: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class LineProblem:
+    line_no: int
+    kind: str  # invalid_json | invalid_utf8 | nul_bytes | too_long | not_an_object | no_type
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line_no}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Rollout:
+    path: Path
+    format: str  # "jsonl" | "jsonl.zst" | "legacy"
+    lines: tuple[RolloutLine, ...]
+    problems: tuple[LineProblem, ...]
+    pending_bytes: int  # an unterminated last line, not read yet
+    file_problem: str | None  # why the file as a whole cannot be used, if it cannot
+
+    @property
+    def meta(self) -> SessionMeta | None:
+        """The first session_meta: it defines the thread."""
+        for line in self.lines:
+            if isinstance(line.item, SessionMeta):
+                return line.item
+        return None
+
+    @property
+    def memory_mode(self) -> str | None:
+        """The last session_meta's memory_mode (a later line switches it)."""
+        mode = None
+        for line in self.lines:
+            if isinstance(line.item, SessionMeta) and line.item.memory_mode:
+                mode = line.item.memory_mode
+        return mode
+
+    @property
+    def bad_lines(self) -> int:
+        return len(self.problems)
+
+
+# --------------------------------------------------------------------------------------
+# decoding
+
+
+def _s(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def source_label(source: Any) -> str:
+    """`threads.source` as Codex stores it: bare for unit variants, compact JSON otherwise."""
+    if isinstance(source, str):
+        return source
+    if source is None:
+        return "unknown"
+    return json.dumps(source, separators=(",", ":"), ensure_ascii=False)
+
+
+def decode_session_meta(p: dict[str, Any]) -> SessionMeta:
+    git = p.get("git")
+    gi = (
+        GitInfo(_s(git.get("commit_hash")), _s(git.get("branch")), _s(git.get("repository_url")))
+        if isinstance(git, dict)
+        else None
+    )
+    return SessionMeta(
+        id=_s(p.get("id")),
+        session_id=_s(p.get("session_id")) or _s(p.get("id")),
+        timestamp=_s(p.get("timestamp")),
+        cwd=_s(p.get("cwd")),
+        originator=_s(p.get("originator")),
+        cli_version=_s(p.get("cli_version")),
+        source=source_label(p.get("source")),
+        thread_source=_s(p.get("thread_source")),
+        memory_mode=_s(p.get("memory_mode")),
+        history_mode=_s(p.get("history_mode")) or "legacy",
+        forked_from_id=_s(p.get("forked_from_id")),
+        parent_thread_id=_s(p.get("parent_thread_id")),
+        agent_nickname=_s(p.get("agent_nickname")),
+        model_provider=_s(p.get("model_provider")),
+        git=gi,
+        raw=p,
+    )
+
+
+def output_text(output: Any) -> str:
+    """Tool output is a plain string or an array of content parts."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        parts = []
+        for part in output:
+            if isinstance(part, dict):
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+                elif part.get("type") in ("input_image", "image"):
+                    parts.append("[image]")
+        return "\n".join(parts)
+    if isinstance(output, dict):  # very old shape: {"content": …}
+        return output_text(output.get("content"))
+    return ""
+
+
+def decode_response_item(p: dict[str, Any]) -> ResponseItem:
+    t = p.get("type")
+    if t == "message":
+        parts = tuple(
+            ContentPart(str(c.get("type", "")), _s(c.get("text")), c)
+            for c in p.get("content") or ()
+            if isinstance(c, dict)
+        )
+        return Message(str(p.get("role", "")), parts, _s(p.get("phase")), _s(p.get("id")), p)
+    if t == "reasoning":
+        summary = tuple(
+            s["text"] for s in p.get("summary") or () if isinstance(s, dict) and _s(s.get("text"))
+        )
+        return Reasoning(summary, bool(p.get("encrypted_content")), p)
+    if t == "function_call":
+        args = p.get("arguments")
+        name = str(p.get("name", ""))
+        if _s(p.get("namespace")):
+            name = f"{p['namespace']}.{name}"
+        return ToolCall(t, name, _s(p.get("call_id")), args if isinstance(args, str) else "", p)
+    if t == "custom_tool_call":
+        name = str(p.get("name", ""))
+        return ToolCall(t, name, _s(p.get("call_id")), _s(p.get("input")) or "", p)
+    if t == "local_shell_call":
+        action = p.get("action") if isinstance(p.get("action"), dict) else {}
+        cmd = action.get("command")
+        text = " ".join(map(str, cmd)) if isinstance(cmd, list) else str(cmd or "")
+        return ToolCall(t, "shell", _s(p.get("call_id")), text, p)
+    if t in ("tool_search_call", "web_search_call"):
+        detail = p.get("action") if t == "web_search_call" else p.get("arguments")
+        text = json.dumps(detail, ensure_ascii=False) if detail is not None else ""
+        return ToolCall(t, t.removesuffix("_call"), _s(p.get("call_id")), text, p)
+    if t in ("function_call_output", "custom_tool_call_output"):
+        return ToolOutput(t, _s(p.get("call_id")), output_text(p.get("output")), p)
+    if t == "tool_search_output":
+        tools = p.get("tools")
+        return ToolOutput(t, _s(p.get("call_id")), json.dumps(tools, ensure_ascii=False), p)
+    if t == "agent_message":
+        return AgentMessage(
+            _s(p.get("author")), _s(p.get("recipient")), output_text(p.get("content")), p
+        )
+    return OtherResponseItem(str(t), p)
+
+
+def decode_item(kind: str, payload: Any) -> Item:
+    p = payload if isinstance(payload, dict) else {"value": payload}
+    if kind == "session_meta":
+        return decode_session_meta(p)
+    if kind == "response_item":
+        return decode_response_item(p)
+    if kind == "turn_context":
+        return TurnContext(_s(p.get("cwd")), _s(p.get("model")), p.get("approval_policy"),
+                           p.get("sandbox_policy"), p)
+    if kind == "event_msg":
+        return EventMsg(str(p.get("type", "")), _s(p.get("message")), p)
+    if kind == "compacted":
+        return Compacted(_s(p.get("message")), p)
+    if kind == "inter_agent_communication":
+        content = p.get("content")
+        return InterAgentCommunication(
+            _s(p.get("author")), _s(p.get("recipient")),
+            content if isinstance(content, str) else output_text(content), p,
+        )
+    return UnknownItem(kind, p)
+
+
+def is_legacy_meta(obj: Any) -> bool:
+    """Pre-envelope rollouts (before Aug 2025) start with a bare `{id, timestamp, …}` object."""
+    return (
+        isinstance(obj, dict) and "type" not in obj and "payload" not in obj
+        and isinstance(obj.get("id"), str)
+    )
+
+
+def legacy_meta(obj: dict[str, Any]) -> SessionMeta:
+    p = {**obj, "source": obj.get("source", "cli")}
+    return decode_session_meta(p)
+
+
+# --------------------------------------------------------------------------------------
+# reading a whole rollout (show, phase 1, citations)
+
+
+def read_rollout(path: str | Path, max_line: int = MAX_LINE) -> Rollout:
+    """Read every line into records; tolerant: problems are collected, never raised."""
+    path = Path(path)
+    fmt = "jsonl.zst" if str(path).endswith(".zst") else "jsonl"
+    state = StreamState()
+    lines: list[RolloutLine] = []
+    problems: list[LineProblem] = []
+    legacy: bool | None = None
+    seen_content = False
+    for batch in iter_batches(path, state, max_line=max_line):
+        for i, raw_line in enumerate(batch.lines):
+            n = batch.first_line_no + i
+            if not raw_line.strip():
+                continue
+            seen_content = True
+            if b"\x00" in raw_line and legacy is None and not lines:
+                return Rollout(path, fmt, (), (), 0, "binary data, not a rollout")
+            try:
+                obj = jsonfast.loads(raw_line)
+            except (ValueError, RecursionError):
+                problems.append(LineProblem(n, *jsonfast.describe_bad_line(raw_line)))
+                continue
+            if legacy is None:
+                legacy = is_legacy_meta(obj)
+                if legacy:
+                    fmt = "legacy"
+                    lines.append(RolloutLine(n, _s(obj.get("timestamp")), "session_meta",
+                                             legacy_meta(obj)))
+                    continue
+            decoded = _decode_line(n, obj, legacy)
+            if isinstance(decoded, LineProblem):
+                problems.append(decoded)
+            elif decoded is not None:
+                lines.append(decoded)
+    for n, size in state.oversized:
+        problems.append(LineProblem(n, "too_long", f"{size / 1e6:.1f} MB line skipped "
+                                                   f"(limit {max_line // (1 << 20)} MiB)"))
+    problems.sort(key=lambda p: p.line_no)
+    file_problem = state.error
+    if not seen_content and not state.pending_bytes and file_problem is None:
+        file_problem = "empty file"
+    elif not any(isinstance(x.item, SessionMeta) for x in lines) and file_problem is None:
+        file_problem = "no session_meta line: not a Codex rollout"
+    return Rollout(path, fmt, tuple(lines), tuple(problems), state.pending_bytes, file_problem)
+
+
+def _decode_line(n: int, obj: Any, legacy: bool) -> RolloutLine | LineProblem | None:
+    if not isinstance(obj, dict):
+        return LineProblem(n, "not_an_object", f"a JSON {type(obj).__name__}, not a rollout record")
+    if legacy:
+        if "record_type" in obj:  # {"record_type":"state"} markers
+            return None
+        t = obj.get("type")
+        if not isinstance(t, str):
+            return LineProblem(n, "no_type", "no `type`: not a rollout record")
+        return RolloutLine(n, None, "response_item", decode_response_item(obj))
+    t = obj.get("type")
+    if not isinstance(t, str):
+        return LineProblem(n, "no_type", "no `type`: not a rollout record")
+    if t == "response_item" and isinstance(obj.get("payload"), dict):
+        if obj["payload"].get("type") == "ghost_snapshot":  # legacy, dropped by Codex too
+            return None
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else None
+    return RolloutLine(n, _s(obj.get("timestamp")), t, decode_item(t, obj.get("payload")), meta)
+
+
+# --------------------------------------------------------------------------------------
+# fragments Codex injects into user messages (codex-format §3.3)
+
+
+def is_instructions_fragment(text: str) -> bool:
+    """AGENTS.md and skill fragments, which phase 1 strips and which are never a preview."""
+    t = text.strip()
+    low = t.lower()
+    return (low.startswith("# agents.md instructions") and low.endswith("</instructions>")) or (
+        low.startswith("<skill>") and low.endswith("</skill>")
+    )
+
+
+def is_context_fragment(text: str) -> bool:
+    """Harness context that is kept for phase 1 but is not what the user asked."""
+    low = text.strip().lower()
+    return (
+        (low.startswith("<environment_context>") and low.endswith("</environment_context>"))
+        or (low.startswith("<subagent_notification>")
+            and low.endswith("</subagent_notification>"))
+        or (low.startswith("<user_instructions>") and low.endswith("</user_instructions>"))
+    )
+
+
+def user_prompt_text(msg: Message) -> str:
+    """The user's own words in a user message, fragments removed ('' when there are none)."""
+    parts = [
+        p.text
+        for p in msg.content
+        if p.type == "input_text" and p.text
+        and not is_instructions_fragment(p.text) and not is_context_fragment(p.text)
+    ]
+    return "\n".join(parts).strip()

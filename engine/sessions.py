@@ -1,0 +1,209 @@
+"""Sessions as the user sees them: the index joined with the pipeline state and the config."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .citations import MemoryCitation, parse_message
+from .clock import iso_utc
+from .errors import NotFound
+from .index import IndexedSession
+from .pipeline_db import PipelineSnapshot
+from .rollout import (
+    AgentMessage,
+    EventMsg,
+    Message,
+    Reasoning,
+    Rollout,
+    SessionMeta,
+    ToolCall,
+    ToolOutput,
+    TurnContext,
+    is_context_fragment,
+    is_instructions_fragment,
+)
+from .settings import MemoriesConfig
+from .state_db import StateSnapshot
+from .status import StatusFacts, explain
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str | None
+    rollout_path: Path
+    source: str | None
+    cwd: str | None
+    started_at: float | None
+    updated_at: int
+    memory_mode: str
+    preview: str
+    status: str
+    reason: str
+    bad_lines: int
+    archived: bool = False
+    model: str | None = None
+    format: str | None = None
+    size: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "rollout_path": str(self.rollout_path),
+            "source": self.source,
+            "cwd": self.cwd,
+            "started_at": iso_utc(self.started_at),
+            "updated_at": iso_utc(self.updated_at),
+            "memory_mode": self.memory_mode,
+            "preview": self.preview,
+            "status": self.status,
+            "reason": self.reason,
+            "bad_lines": self.bad_lines,
+        }
+
+    @property
+    def project(self) -> str:
+        return Path(self.cwd).name if self.cwd else "?"
+
+
+def effective_memory_mode(row: IndexedSession, state: StateSnapshot) -> tuple[str, str]:
+    """(mode, origin). The rollout's last session_meta decides; Codex's catalogue adds
+    `polluted` (which it records only there) and fills in when the rollout says nothing."""
+    thread = state.threads.get(row.thread_id or "")
+    if thread is not None and thread.memory_mode == "polluted":
+        return "polluted", "catalogue"
+    if row.memory_mode:
+        line = row.memory_mode_line or 1
+        return row.memory_mode, "start" if line <= 1 else f"line {line}"
+    if thread is not None and thread.memory_mode != "enabled":
+        return thread.memory_mode, "catalogue"
+    return "enabled", "start"
+
+
+def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: PipelineSnapshot,
+                   state: StateSnapshot, now: float) -> list[Session]:
+    out = []
+    for row in rows:
+        mode, origin = effective_memory_mode(row, state)
+        tid = row.thread_id or ""
+        thread = state.threads.get(tid)
+        facts = StatusFacts(
+            readable=row.file_problem is None and row.thread_id is not None,
+            unreadable_reason=row.file_problem or "no thread id",
+            archived=row.archived or bool(thread and thread.archived),
+            source=row.source,
+            memory_mode=mode,
+            memory_mode_origin=origin,
+            has_user_message=bool(row.preview),
+            updated_at=row.updated_at,
+            output=pipeline.outputs.get(tid),
+            job=pipeline.stage1_jobs.get(tid),
+        )
+        status, reason = explain(facts, cfg, now)
+        if row.bad_lines and status != "unreadable":
+            reason += f" ({row.bad_lines} bad line{'s' if row.bad_lines > 1 else ''})"
+        out.append(Session(
+            id=row.thread_id, rollout_path=row.path, source=row.source, cwd=row.cwd,
+            started_at=row.started_at, updated_at=row.updated_at, memory_mode=mode,
+            preview=row.preview, status=status, reason=reason, bad_lines=row.bad_lines,
+            archived=facts.archived, model=row.model, format=row.format, size=row.size,
+        ))
+    out.sort(key=lambda s: (-s.updated_at, str(s.rollout_path)))
+    return out
+
+
+def find_session(sessions: list[Session], key: str) -> Session:
+    """By full id, unique id prefix (4+ characters) or rollout path."""
+    k = key.strip().lower()
+    exact = [s for s in sessions if s.id == k or str(s.rollout_path) == key
+             or s.rollout_path.name == key]
+    if exact:
+        return exact[0]
+    if len(k) >= 4:
+        pref = [s for s in sessions if s.id and s.id.startswith(k)]
+        if len(pref) == 1:
+            return pref[0]
+        if len(pref) > 1:
+            raise NotFound(f"{key!r} matches {len(pref)} sessions; give more of the id")
+    raise NotFound(f"no session {key!r} in this home (see `memdeck sessions`)")
+
+
+# --------------------------------------------------------------------------------------
+# the transcript, flattened for display and JSON
+
+
+@dataclass(frozen=True)
+class TranscriptEntry:
+    line_no: int
+    timestamp: str | None
+    kind: str  # user | assistant | developer | context | tool_call | tool_output | reasoning |
+    #            event | meta | agent | other
+    title: str
+    text: str
+    dim: bool = False  # harness context: environment, AGENTS.md, skills
+    citation: MemoryCitation | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"line": self.line_no, "timestamp": self.timestamp,
+                             "kind": self.kind, "title": self.title, "text": self.text}
+        if self.dim:
+            d["context"] = True
+        if self.citation is not None:
+            d["citation"] = citation_json(self.citation)
+        return d
+
+
+def citation_json(c: MemoryCitation) -> dict[str, Any]:
+    return {
+        "entries": [{"path": e.path, "line_start": e.line_start, "line_end": e.line_end,
+                     "note": e.note} for e in c.entries],
+        "rollout_ids": list(c.rollout_ids),
+    }
+
+
+def transcript(rollout: Rollout, include_events: bool = False) -> list[TranscriptEntry]:
+    out: list[TranscriptEntry] = []
+    for line in rollout.lines:
+        it = line.item
+        ts = line.timestamp
+        if isinstance(it, Message):
+            if it.role == "user":
+                for part in it.content:
+                    if not part.text:
+                        continue
+                    ctx = is_instructions_fragment(part.text) or is_context_fragment(part.text)
+                    out.append(TranscriptEntry(line.line_no, ts, "context" if ctx else "user",
+                                               "context" if ctx else "user", part.text, ctx))
+            elif it.role == "assistant":
+                cit = parse_message(it.text)
+                out.append(TranscriptEntry(line.line_no, ts, "assistant",
+                                           f"assistant{' · ' + it.phase if it.phase else ''}",
+                                           it.text, citation=cit))
+            else:
+                out.append(TranscriptEntry(line.line_no, ts, "developer", it.role, it.text, True))
+        elif isinstance(it, ToolCall):
+            out.append(TranscriptEntry(line.line_no, ts, "tool_call", it.name, it.arguments,
+                                       extra={"call_id": it.call_id, "type": it.kind}))
+        elif isinstance(it, ToolOutput):
+            out.append(TranscriptEntry(line.line_no, ts, "tool_output", "output", it.text,
+                                       extra={"call_id": it.call_id}))
+        elif isinstance(it, Reasoning):
+            if it.summary:
+                out.append(TranscriptEntry(line.line_no, ts, "reasoning", "reasoning",
+                                           "\n".join(it.summary), True))
+        elif isinstance(it, AgentMessage):
+            out.append(TranscriptEntry(line.line_no, ts, "agent",
+                                       f"{it.author or '?'} → {it.recipient or '?'}", it.text))
+        elif isinstance(it, SessionMeta):
+            if it.memory_mode:
+                out.append(TranscriptEntry(line.line_no, ts, "meta", "session_meta",
+                                           f"memory_mode = {it.memory_mode}", True))
+        elif isinstance(it, TurnContext):
+            continue
+        elif isinstance(it, EventMsg):
+            if include_events:
+                out.append(TranscriptEntry(line.line_no, ts, "event", it.kind, it.message or "",
+                                           True))
+    return out

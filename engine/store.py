@@ -1,0 +1,147 @@
+"""memdeck's own SQLite database: one connection per thread, WAL, numbered migrations.
+
+The schema is created and migrated through sqlite-utils (`Database.create_table`,
+`create_index`), tracked by `PRAGMA user_version`. sqlite-utils costs ~140 ms to import, so it
+is imported only when a migration has to run; the listing path talks to the same connection
+directly, which keeps `memdeck sessions` fast on every run after the first.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .errors import MemdeckError
+
+BUSY_TIMEOUT_MS = 5000
+
+
+class StoreError(MemdeckError):
+    pass
+
+
+def _m1_sessions(db: Any) -> None:
+    db["sessions"].create(
+        {
+            "path": str,  # relative to the Codex home
+            "archived": int,
+            "size": int,
+            "mtime_ns": int,
+            "scan": str,  # ScanState as JSON (offset, line numbering, findings)
+            "thread_id": str,
+            "started_at": str,
+            "cwd": str,
+            "source": str,
+            "memory_mode": str,
+            "memory_mode_line": int,
+            "preview": str,
+            "bad_lines": int,
+            "file_problem": str,
+            "format": str,
+            "model": str,
+            "indexed_at": float,
+        },
+        pk="path",
+    )
+    db["sessions"].create_index(["thread_id"])
+    db["meta"].create({"key": str, "value": str}, pk="key")
+
+
+MIGRATIONS: list[tuple[int, str, Callable[[Any], None]]] = [
+    (1, "session index", _m1_sessions),
+]
+LATEST = MIGRATIONS[-1][0]
+
+
+def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                               check_same_thread=True, isolation_level=None)
+    except sqlite3.OperationalError as e:
+        raise StoreError(f"cannot open {path}: {e}") from None
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    return conn
+
+
+def describe_sqlite_error(path: Path, e: sqlite3.Error) -> str:
+    text = str(e)
+    if "locked" in text or "busy" in text:
+        return f"{path.name} is locked by another program; try again in a moment"
+    if "not a database" in text or "malformed" in text:
+        return f"{path} is not a valid SQLite database ({text})"
+    if "readonly" in text or "read-only" in text:
+        return f"{path} is read-only ({text})"
+    return f"{path.name}: {text}"
+
+
+class Store:
+    """memdeck.sqlite, opened lazily once per thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._migrate_lock = threading.Lock()
+
+    def conn(self) -> sqlite3.Connection:
+        c = getattr(self._local, "conn", None)
+        if c is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            c = connect(self.path)
+            try:
+                c.execute("PRAGMA journal_mode=WAL")
+                c.execute("PRAGMA synchronous=NORMAL")
+                self._migrate(c)
+            except sqlite3.Error as e:
+                c.close()
+                raise StoreError(describe_sqlite_error(self.path, e)) from None
+            self._local.conn = c
+        return c
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > LATEST:
+            raise StoreError(
+                f"{self.path} was written by a newer memdeck (schema {version}, this one knows "
+                f"{LATEST}); upgrade memdeck"
+            )
+        if version == LATEST:
+            return
+        import sqlite_utils
+
+        with self._migrate_lock:
+            db = sqlite_utils.Database(conn)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                for number, _name, step in MIGRATIONS:
+                    if number > version:
+                        step(db)
+                        conn.execute(f"PRAGMA user_version={number}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        c = self.conn()
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            yield c
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        else:
+            c.execute("COMMIT")
+
+    def close(self) -> None:
+        c = getattr(self._local, "conn", None)
+        if c is not None:
+            c.close()
+            self._local.conn = None

@@ -1,0 +1,1 @@
+"""The terminal faces of memdeck: the `memdeck` command and the Textual app."""

@@ -1,0 +1,227 @@
+"""The `memdeck` command.
+
+Every subcommand takes `--home PATH` and `--json` anywhere after its name. Errors print one
+line to stderr and exit 1; usage errors exit 2. Imports are deferred: `memdeck sessions
+--json` loads neither Textual, Rich, openai nor GitPython.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit 2
+        self.exit(EXIT_USAGE, f"memdeck: {message} (see `memdeck {self._sub_name()}--help`)\n")
+
+    def _sub_name(self) -> str:
+        parts = self.prog.split()[1:]
+        return (" ".join(parts) + " ") if parts else ""
+
+
+def _common() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--home", metavar="PATH",
+                   help="Codex home (default: $CODEX_HOME, else ~/.codex)")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = _Parser(prog="memdeck", parents=[common],
+                     description="See and control Codex's long-term memory.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+
+    def add(name: str, help_: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], help=help_, description=help_)
+
+    add("tui", "open the memdeck app on the home (the default)")
+    p = add("sessions", "list every session with its memory status and the reason")
+    p.add_argument("--status", action="append", metavar="STATUS",
+                   help="only sessions with this status (repeatable)")
+    p.add_argument("--project", metavar="TEXT", help="only sessions whose cwd contains TEXT")
+    p = add("show", "one session: metadata, status, transcript and citations")
+    p.add_argument("id", help="session id, a unique prefix of it, or the rollout path")
+    p.add_argument("--events", action="store_true", help="include event lines")
+    p = add("config", "read or change Codex's memory settings and memdeck's own")
+    csub = p.add_subparsers(dest="action", parser_class=_Parser, metavar="ACTION",
+                            required=True)
+    g = csub.add_parser("get", parents=[common], help="print a value as a TOML literal")
+    g.add_argument("key")
+    s = csub.add_parser("set", parents=[common], help="change a value (checked first)")
+    s.add_argument("key")
+    s.add_argument("value")
+    csub.add_parser("list", parents=[common], help="every key, its value and what it allows")
+    p = add("demo", "build the demo Codex home and open memdeck on it")
+    p.add_argument("--dir", metavar="D", help="where to build it (default: a memdeck data dir)")
+    p.add_argument("--no-tui", action="store_true", help="build and list, do not open the app")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as e:  # argparse exits 0 for --help, 2 for usage
+        return int(e.code or 0)
+    command = args.command or "tui"
+    handler = COMMANDS[command]
+    from engine.errors import MemdeckError
+
+    try:
+        return handler(args)
+    except MemdeckError as e:
+        _err(str(e))
+        return EXIT_ERROR
+    except UsageError as e:
+        _err(str(e))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback
+        if os.environ.get("MEMDECK_DEBUG"):
+            raise
+        _err(f"internal error: {type(e).__name__}: {e} (MEMDECK_DEBUG=1 shows the traceback)")
+        return EXIT_ERROR
+
+
+def _err(message: str) -> None:
+    first = message.strip().splitlines()[0] if message.strip() else "error"
+    print(f"memdeck: {first}", file=sys.stderr)
+
+
+def _warn(engine: Any) -> None:
+    for w in engine.warnings:
+        print(f"memdeck: warning: {w}", file=sys.stderr)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _engine(args: argparse.Namespace) -> Any:
+    from engine import Engine
+
+    return Engine.open(args.home)
+
+
+# -- commands -------------------------------------------------------------------------
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    from engine.status import STATUSES
+
+    for s in args.status or ():
+        if s not in STATUSES:
+            raise UsageError(f"unknown status {s!r}; one of: {', '.join(STATUSES)}")
+    engine = _engine(args)
+    sessions = engine.sessions()
+    if args.status:
+        sessions = [s for s in sessions if s.status in args.status]
+    if args.project:
+        sessions = [s for s in sessions if s.cwd and args.project in s.cwd]
+    _warn(engine)
+    if args.json:
+        _print_json([s.to_json() for s in sessions])
+    else:
+        from tui.render import print_sessions
+
+        print_sessions(sessions, engine.clock.now(), engine.home.root)
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    engine = _engine(args)
+    detail = engine.session(args.id)
+    _warn(engine)
+    if args.json:
+        _print_json(detail.to_json())
+    else:
+        from tui.render import print_session
+
+        print_session(detail, engine.clock.now())
+    return EXIT_OK
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from engine.settings import toml_literal
+
+    engine = _engine(args)
+    if args.action == "list":
+        values = engine.config_all()
+        if args.json:
+            _print_json([_setting_json(v) for v in values])
+        else:
+            for v in values:
+                lit = toml_literal(v.value) if v.value is not None else "(unset)"
+                mark = "" if v.is_set else "  # default"
+                print(f"{v.key} = {lit}{mark}")
+        return EXIT_OK
+    if args.action == "get":
+        v = engine.config_get(args.key)
+    else:
+        v = engine.config_set(args.key, args.value)
+    if args.json:
+        _print_json(_setting_json(v))
+    elif v.value is None:
+        from engine.errors import MemdeckError
+
+        raise MemdeckError(f"{v.key} is not set (Codex uses the provider's default model)")
+    else:
+        print(toml_literal(v.value))
+    return EXIT_OK
+
+
+def _setting_json(v: Any) -> dict[str, Any]:
+    return {"key": v.key, "value": v.value, "set": v.is_set, "default": v.default,
+            "allowed": v.allowed, "help": v.help}
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from engine import demo_home
+
+    path = demo_home(args.dir)
+    print(f"memdeck: demo Codex home at {path}", file=sys.stderr)
+    args.home = str(path)
+    if args.no_tui or args.json:
+        return cmd_sessions(argparse.Namespace(**{**vars(args), "status": None,
+                                                  "project": None}))
+    return cmd_tui(args)
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    try:
+        from tui.app import run_app
+    except ImportError:
+        # the app arrives with the TUI issue; until then show the sessions table
+        return cmd_sessions(argparse.Namespace(**{**vars(args), "status": None,
+                                                  "project": None}))
+    return run_app(args.home)
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "sessions": cmd_sessions,
+    "show": cmd_show,
+    "config": cmd_config,
+    "demo": cmd_demo,
+    "tui": cmd_tui,
+}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

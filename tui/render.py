@@ -1,0 +1,152 @@
+"""Rich renderings for the command line: the sessions table and one session's transcript."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+STATUS_STYLE = {
+    "extracted": "bold green",
+    "no_output": "green",
+    "failed": "bold red",
+    "running": "bold cyan",
+    "eligible": "bold yellow",
+    "too_recent": "yellow",
+    "too_old": "dim",
+    "disabled": "magenta",
+    "polluted": "magenta",
+    "not_interactive": "dim",
+    "archived": "dim",
+    "empty": "dim",
+    "unreadable": "red",
+}
+
+
+def ago(ts: float | None, now: float) -> str:
+    if ts is None:
+        return "?"
+    d = now - ts
+    if d < 0:
+        return "in the future"
+    if d < 3600:
+        return f"{d / 60:.0f} min ago"
+    if d < 48 * 3600:
+        return f"{d / 3600:.0f} h ago"
+    if d < 14 * 86400:
+        return f"{d / 86400:.0f} d ago"
+    return time.strftime("%Y-%m-%d", time.localtime(ts))
+
+
+def sessions_table(sessions: list[Any], now: float, title: str | None = None) -> Table:
+    table = Table(title=title, expand=True, header_style="bold", pad_edge=False,
+                  title_justify="left")
+    table.add_column("updated", no_wrap=True, width=9)
+    table.add_column("project", no_wrap=True, max_width=14, overflow="ellipsis")
+    table.add_column("id", no_wrap=True, width=8)
+    table.add_column("status", no_wrap=True, width=15)
+    table.add_column("reason", ratio=3, overflow="fold")
+    table.add_column("preview", ratio=2, no_wrap=True, overflow="ellipsis")
+    for s in sessions:
+        table.add_row(
+            ago(s.updated_at, now),
+            escape(s.project),
+            (s.id or "—")[:8],
+            Text(s.status, style=STATUS_STYLE.get(s.status, "")),
+            escape(s.reason),
+            escape(s.preview or "—"),
+        )
+    return table
+
+
+def status_counts(sessions: list[Any]) -> Text:
+    counts: dict[str, int] = {}
+    for s in sessions:
+        counts[s.status] = counts.get(s.status, 0) + 1
+    t = Text()
+    for i, (k, n) in enumerate(sorted(counts.items(), key=lambda kv: -kv[1])):
+        if i:
+            t.append("  ")
+        t.append(f"{n} ", style="bold")
+        t.append(k, style=STATUS_STYLE.get(k, ""))
+    return t
+
+
+def print_sessions(sessions: list[Any], now: float, home: Path,
+                   console: Console | None = None) -> None:
+    console = console or Console()
+    if not sessions:
+        console.print(f"No sessions in {home} (sessions/ and archived_sessions/ are empty).")
+        return
+    console.print(sessions_table(sessions, now, title=f"{len(sessions)} sessions in {home}"))
+    console.print(status_counts(sessions))
+
+
+ROLE_STYLE = {
+    "user": ("bold blue", "user"),
+    "assistant": ("bold green", "assistant"),
+    "tool_call": ("bold yellow", "tool"),
+    "tool_output": ("yellow", "output"),
+    "context": ("dim", "context"),
+    "developer": ("dim", "developer"),
+    "reasoning": ("dim italic", "reasoning"),
+    "meta": ("magenta", "meta"),
+    "agent": ("cyan", "agent"),
+    "event": ("dim", "event"),
+}
+
+
+def _body(entry: Any, max_lines: int) -> Any:
+    text = entry.text
+    lines = text.splitlines()
+    if len(lines) > max_lines:
+        text = "\n".join(lines[:max_lines]) + f"\n… {len(lines) - max_lines} more lines"
+    if entry.kind == "tool_call" and entry.extra.get("type") == "custom_tool_call":
+        return Syntax(text, "diff", theme="ansi_dark", word_wrap=True)
+    if entry.kind == "tool_call":
+        return Syntax(text, "json", theme="ansi_dark", word_wrap=True)
+    return Text(text, style="dim" if entry.dim else "")
+
+
+def print_session(detail: Any, now: float, console: Console | None = None) -> None:
+    console = console or Console()
+    s = detail.session
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_row("id", s.id or "—")
+    head.add_row("status", Text(f"{s.status}: {s.reason}", style=STATUS_STYLE.get(s.status, "")))
+    head.add_row("cwd", escape(s.cwd or "—"))
+    head.add_row("source", escape(s.source or "—"))
+    head.add_row("updated", ago(s.updated_at, now))
+    head.add_row("memory mode", s.memory_mode)
+    head.add_row("rollout", escape(str(s.rollout_path)))
+    if detail.problems:
+        head.add_row("problems", escape("; ".join(
+            f"line {p['line']}: {p['message']}" for p in detail.problems[:5])))
+    if detail.pending_bytes:
+        head.add_row("pending", f"{detail.pending_bytes} bytes of an unfinished last line")
+    console.print(Panel(head, title="session", title_align="left"))
+    for e in detail.entries:
+        style, label = ROLE_STYLE.get(e.kind, ("", e.kind))
+        title = Text(f"{label}", style=style)
+        if e.title not in (label, e.kind):
+            title.append(f" {e.title}", style="dim")
+        title.append(f"  line {e.line_no}", style="dim")
+        console.print(title)
+        max_lines = 12 if e.kind in ("tool_output", "context") else 60
+        parts: list[Any] = [_body(e, max_lines)]
+        if e.citation is not None:
+            ids = ", ".join(e.citation.rollout_ids) or "none"
+            cites = "\n".join(f"  {c.path}:{c.line_start}-{c.line_end}  {c.note}"
+                              for c in e.citation.entries)
+            parts.append(Text(f"cites memory:\n{cites}\n  rollouts: {ids}", style="cyan"))
+        console.print(Group(*parts))
+        console.print()
