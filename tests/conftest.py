@@ -1,0 +1,79 @@
+"""Shared fixtures: temporary Codex homes built from real rollout files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(os.environ.get("MEMDECK_FIXTURES",
+                               REPO.parent / "shared" / "fixtures" / "rollouts"))
+if not FIXTURES.is_dir():  # a checkout without ../shared beside it: the bundled copy
+    FIXTURES = REPO / "tests" / "fixtures" / "rollouts"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees the real ~/.codex, a real key, or the user's XDG folders."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "default-codex-home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_SQLITE_HOME", "MEMDECK_DEBUG"):
+        monkeypatch.delenv(var, raising=False)
+
+
+class HomeBuilder:
+    """A Codex home in a temp folder; place rollouts with the idle time a test needs."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        (root / "sessions").mkdir(parents=True, exist_ok=True)
+
+    def add(self, fixture: str | Path, *, idle_hours: float = 8.0, archived: bool = False,
+            name: str | None = None, day: str = "2026/12/01") -> Path:
+        src = Path(fixture) if Path(fixture).is_absolute() else FIXTURES / str(fixture)
+        stem = name or f"rollout-2026-12-01T10-00-00-{src.name}"
+        if archived:
+            dest_dir = self.root / "archived_sessions"
+        else:
+            dest_dir = self.root / "sessions" / day
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        dest = dest_dir / stem
+        shutil.copyfile(src, dest)
+        self.touch(dest, idle_hours)
+        return dest
+
+    def write(self, name: str, data: bytes, *, idle_hours: float = 8.0,
+              day: str = "2026/12/01") -> Path:
+        d = self.root / "sessions" / day
+        d.mkdir(parents=True, exist_ok=True)
+        p = d / name
+        p.write_bytes(data)
+        self.touch(p, idle_hours)
+        return p
+
+    @staticmethod
+    def touch(path: Path, idle_hours: float) -> None:
+        t = time.time() - idle_hours * 3600
+        os.utime(path, (t, t))
+
+    def config(self, text: str) -> Path:
+        p = self.root / "config.toml"
+        p.write_text(text, encoding="utf-8")
+        return p
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> HomeBuilder:
+    return HomeBuilder(tmp_path / "codex-home")
+
+
+@pytest.fixture
+def fixture_path() -> Callable[[str], Path]:
+    return lambda name: FIXTURES / name
