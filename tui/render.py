@@ -48,7 +48,7 @@ def ago(ts: float | None, now: float) -> str:
 def sessions_table(sessions: list[Any], now: float, title: str | None = None) -> Table:
     table = Table(title=title, expand=True, header_style="bold", pad_edge=False,
                   title_justify="left")
-    table.add_column("updated", no_wrap=True, width=9)
+    table.add_column("updated", no_wrap=True, width=10)
     table.add_column("project", no_wrap=True, max_width=14, overflow="ellipsis")
     table.add_column("id", no_wrap=True, width=8)
     table.add_column("status", no_wrap=True, width=15)
