@@ -119,11 +119,11 @@ def find_session(sessions: list[Session], key: str) -> Session:
     exact = [s for s in sessions if s.id == k or str(s.rollout_path) == key
              or s.rollout_path.name == key]
     if exact:
-        return exact[0]
+        return min(exact, key=lambda s: (s.archived, -s.updated_at))
     if len(k) >= 4:
         pref = [s for s in sessions if s.id and s.id.startswith(k)]
-        if len(pref) == 1:
-            return pref[0]
+        if pref and len({s.id for s in pref}) == 1:  # one thread (maybe also in archive)
+            return min(pref, key=lambda s: (s.archived, -s.updated_at))
         if len(pref) > 1:
             raise NotFound(f"{key!r} matches {len(pref)} sessions; give more of the id")
     raise NotFound(f"no session {key!r} in this home (see `memdeck sessions`)")
