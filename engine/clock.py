@@ -35,7 +35,7 @@ def iso_utc(ts: float | None) -> str | None:
     """ISO-8601 UTC with a Z suffix, second precision (the CLI's JSON time format)."""
     if ts is None:
         return None
-    return datetime.fromtimestamp(int(ts), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(ts)))
 
 
 def rfc3339_utc(ts: float) -> str:

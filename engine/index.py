@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from .clock import parse_iso
 from .home import CodexHome
 from .scan import ScanState, scan_file, thread_id_from_name
 from .store import Store
@@ -31,26 +30,26 @@ PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
 BATCH_FILES = 32
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RolloutFile:
-    rel: str
-    path: Path
+    rel: str  # relative to the home
+    path: str
     archived: bool
     size: int
     mtime_ns: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IndexedSession:
     """One row of the index: what the rollout says, before any status is decided."""
 
     rel: str
-    path: Path
+    path: str
     archived: bool
     size: int
     updated_at: int
     thread_id: str | None
-    started_at: float | None
+    started_at: str | None  # as the rollout wrote it
     cwd: str | None
     source: str | None
     memory_mode: str | None
@@ -75,49 +74,60 @@ class RefreshStats:
 def discover(home: CodexHome) -> list[RolloutFile]:
     """All rollout files under sessions/ (dated tree) and archived_sessions/ (flat)."""
     found: list[RolloutFile] = []
+    cut = len(str(home.root)) + 1
     for base, archived in home.rollout_dirs():
-        if not base.is_dir():
-            continue
-        stack = [base]
+        stack = [str(base)]
+        seen: set[tuple[int, int]] = set()  # folders by inode: a symlink loop is walked once
         while stack:
             d = stack.pop()
             try:
-                entries = list(os.scandir(d))
+                st = os.stat(d)
+                if (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                with os.scandir(d) as it:
+                    entries = list(it)
+            except FileNotFoundError:
+                continue
             except OSError as e:
                 log.warning("cannot list %s: %s", d, e.strerror)
                 continue
-            names = {e.name for e in entries}
+            zst_twins = None
             for e in entries:
+                name = e.name
                 try:
-                    if e.is_dir():
-                        stack.append(Path(e.path))
-                        continue
-                    name = e.name
                     if not name.startswith("rollout-"):
+                        if e.is_dir():
+                            stack.append(e.path)
                         continue
                     if name.endswith(".jsonl.zst"):
-                        if name[:-4] in names:  # re-materialised for appending: the .jsonl wins
+                        if zst_twins is None:
+                            zst_twins = {x.name for x in entries}
+                        if name[:-4] in zst_twins:  # re-materialised to append: .jsonl wins
                             continue
                     elif not name.endswith(".jsonl"):
                         continue
                     st = e.stat()
                 except OSError:
                     continue
-                p = Path(e.path)
-                found.append(RolloutFile(str(p.relative_to(home.root)), p, archived,
-                                         st.st_size, st.st_mtime_ns))
+                found.append(RolloutFile(e.path[cut:], e.path, archived, st.st_size,
+                                         st.st_mtime_ns))
     return found
 
 
-def _scan_batch(items: list[tuple[str, str | None]]) -> list[tuple[str, dict]]:
+def _scan_batch(items: list[tuple[RolloutFile, str | None]]) -> list[tuple]:
+    """Scan files and return finished index rows (runs in pool workers)."""
+    now = time.time()
     out = []
-    for path, prior_json in items:
+    for f, prior_json in items:
         prior = ScanState.from_dict(json.loads(prior_json)) if prior_json else None
-        out.append((path, scan_file(Path(path), prior).to_dict()))
+        out.append(_row(f, scan_file(Path(f.path), prior), now))
     return out
 
 
-def _pool_context() -> multiprocessing.context.BaseContext:
+def _pool_context() -> Any:
+    import multiprocessing
+
     # fork is cheap and safe while this process has one thread (the CLI); from a threaded
     # host (the TUI) a fresh interpreter avoids inheriting held locks.
     if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
@@ -159,11 +169,9 @@ class SessionIndex:
         if append:
             for rel, scan in self._scan_json([f.rel for f in append]):
                 priors[rel] = scan
-        results = self._run_scans([*full, *append], priors)
+        rows = self._run_scans([*full, *append], priors)
         bytes_read = sum(f.size for f in full) + sum(
             f.size - json.loads(priors[f.rel] or "{}").get("offset", 0) for f in append)
-        by_rel = {f.rel: f for f in [*full, *append]}
-        now = time.time()
         with self.store.transaction() as c:
             if removed:
                 c.executemany("DELETE FROM sessions WHERE path = ?", [(p,) for p in removed])
@@ -172,7 +180,7 @@ class SessionIndex:
                 "thread_id, started_at, cwd, source, memory_mode, memory_mode_line, preview, "
                 "bad_lines, file_problem, format, model, indexed_at) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [_row(by_rel[rel], st, now) for rel, st in results],
+                rows,
             )
         return RefreshStats(len(files), len(full), len(append), len(removed), bytes_read,
                             time.perf_counter() - t0)
@@ -185,43 +193,43 @@ class SessionIndex:
             yield from conn.execute(f"SELECT path, scan FROM sessions WHERE path IN ({q})", chunk)
 
     def _run_scans(self, files: list[RolloutFile],
-                   priors: dict[str, str | None]) -> list[tuple[str, ScanState]]:
+                   priors: dict[str, str | None]) -> list[tuple]:
         if not files:
             return []
         total = sum(f.size for f in files)
-        abs_of = {str(f.path): f.rel for f in files}
-        items = [(str(f.path), priors.get(f.rel)) for f in
-                 sorted(files, key=lambda f: f.size, reverse=True)]
+        items = [(f, priors.get(f.rel)) for f in sorted(files, key=lambda f: f.size,
+                                                         reverse=True)]
         if self.workers > 1 and total >= PARALLEL_MIN_BYTES and len(files) > BATCH_FILES:
             # big files first, dealt round-robin, so the workers finish together
             n_batches = max(self.workers * 4, len(items) // BATCH_FILES)
             batches = [items[i::n_batches] for i in range(n_batches)]
+            from concurrent.futures import ProcessPoolExecutor
+
             try:
                 with ProcessPoolExecutor(self.workers, mp_context=_pool_context()) as pool:
-                    raw = [r for part in pool.map(_scan_batch, batches) for r in part]
+                    return [r for part in pool.map(_scan_batch, batches) for r in part]
             except (OSError, RuntimeError) as e:  # no fork/semaphores here: do it in-process
                 log.warning("parallel scan unavailable (%s); scanning in one process", e)
-                raw = _scan_batch(items)
-        else:
-            raw = _scan_batch(items)
-        return [(abs_of[p], ScanState.from_dict(d)) for p, d in raw]
+        return _scan_batch(items)
 
     # -- reading ----------------------------------------------------------------------
     def sessions(self) -> list[IndexedSession]:
         conn = self.store.conn()
-        rows = conn.execute(
-            "SELECT path, archived, size, mtime_ns, thread_id, started_at, cwd, source, "
-            "memory_mode, memory_mode_line, preview, bad_lines, file_problem, format, model "
-            "FROM sessions"
-        ).fetchall()
-        root = self.home.root
+        conn.row_factory = None  # plain tuples: 10,000 rows a listing
+        try:
+            rows = conn.execute(
+                "SELECT path, archived, size, mtime_ns, thread_id, started_at, cwd, source, "
+                "memory_mode, memory_mode_line, preview, bad_lines, file_problem, format, "
+                "model FROM sessions"
+            ).fetchall()
+        finally:
+            conn.row_factory = sqlite3.Row
+        root = str(self.home.root) + os.sep
         return [
             IndexedSession(
-                rel=r[0], path=root / r[0], archived=bool(r[1]), size=r[2],
-                updated_at=r[3] // 1_000_000_000, thread_id=r[4] or thread_id_from_name(r[0]),
-                started_at=parse_iso(r[5]), cwd=r[6], source=r[7], memory_mode=r[8],
-                memory_mode_line=r[9], preview=r[10] or "", bad_lines=r[11] or 0,
-                file_problem=r[12], format=r[13], model=r[14],
+                r[0], root + r[0], bool(r[1]), r[2], r[3] // 1_000_000_000,
+                r[4] or thread_id_from_name(r[0]), r[5], r[6], r[7], r[8], r[9], r[10] or "",
+                r[11] or 0, r[12], r[13], r[14],
             )
             for r in rows
         ]
@@ -233,6 +241,7 @@ class SessionIndex:
 
 
 def _row(f: RolloutFile, st: ScanState, now: float) -> tuple:
+    """The sessions-table row for one scan."""
     problem = st.file_problem
     if problem is None and st.format == "legacy":
         problem = "legacy rollout format (before Aug 2025): Codex cannot use it for memories"

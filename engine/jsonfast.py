@@ -12,6 +12,13 @@ import json
 import threading
 from typing import Any
 
+BOM = b"\xef\xbb\xbf"
+
+
+def is_blank(line: bytes) -> bool:
+    """Codex skips lines that are empty once trimmed (Rust's `trim`: any ASCII whitespace)."""
+    return not line.strip()
+
 try:  # pragma: no cover - exercised by whichever is installed
     import simdjson as _simdjson
 
@@ -20,6 +27,8 @@ try:  # pragma: no cover - exercised by whichever is installed
 
     def line_type(line: bytes) -> str | None | bool:
         """The envelope's `type` string; None for a JSON object without one; False when invalid."""
+        if line[:3] == BOM:  # simdjson skips a byte-order mark; Codex's parser does not
+            return False
         parser = getattr(_local, "parser", None)
         if parser is None:
             parser = _local.parser = _simdjson.Parser()
@@ -35,8 +44,36 @@ try:  # pragma: no cover - exercised by whichever is installed
         finally:
             del doc
 
+    def chunk_types(data: bytes, n_lines: int) -> list[str] | None:
+        """The envelope type of every line of `data`, or None when any line needs a closer look.
+
+        The lines are validated together as one JSON array: valid, exactly `n_lines`
+        elements, each an object with a string `type`. Anything else (a bad line, a blank
+        line, a line holding two values) returns None and the caller checks line by line.
+        """
+        parser = getattr(_local, "parser", None)
+        if parser is None:
+            parser = _local.parser = _simdjson.Parser()
+        try:
+            doc = parser.parse(b"[" + data.replace(b"\n", b",") + b"]")
+        except Exception:
+            return None
+        try:
+            if len(doc) != n_lines:
+                return None
+            try:
+                types = [el["type"] for el in doc]
+            except (KeyError, TypeError):  # an element without `type`, or not an object
+                return None
+            return types if set(map(type, types)) == {str} else None
+        finally:
+            del doc  # every proxy must be gone before the parser is reused
+
     BACKEND = "simdjson"
 except ImportError:  # pragma: no cover
+    def chunk_types(data: bytes, n_lines: int) -> list[str] | None:
+        return None
+
     def line_type(line: bytes) -> str | None | bool:
         try:
             obj = json.loads(line, parse_constant=_reject_constant)
@@ -54,13 +91,24 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def loads(line: bytes | str) -> Any:
-    """Strict decode into Python objects (the full reader; rare lines in the scanner)."""
-    return json.loads(line, parse_constant=_reject_constant)
+try:
+    import orjson as _orjson
+
+    def loads(line: bytes | str) -> Any:
+        """Strict decode into Python objects (RFC 8259: no NaN, no trailing data)."""
+        try:
+            return _orjson.loads(line)
+        except _orjson.JSONDecodeError as e:
+            raise ValueError(str(e)) from None
+except ImportError:  # pragma: no cover
+    def loads(line: bytes | str) -> Any:
+        return json.loads(line, parse_constant=_reject_constant)
 
 
 def describe_bad_line(line: bytes) -> tuple[str, str]:
     """(kind, message) for a line the validator refused."""
+    if line[:3] == BOM:
+        return "invalid_json", "invalid JSON: starts with a byte-order mark"
     nul = line.find(b"\x00")
     if nul >= 0:
         return "nul_bytes", f"NUL byte at column {nul + 1}"
@@ -69,7 +117,7 @@ def describe_bad_line(line: bytes) -> tuple[str, str]:
     except UnicodeDecodeError as e:
         return "invalid_utf8", f"invalid UTF-8 at byte {e.start + 1}"
     try:
-        obj = loads(text)
+        obj = json.loads(text, parse_constant=_reject_constant)  # its messages say where
     except RecursionError:
         return "invalid_json", "JSON nested too deeply"
     except ValueError as e:

@@ -37,18 +37,84 @@ class StreamState:
 
 @dataclass
 class Batch:
-    first_line_no: int  # 1-based number of lines[0]
-    start_offset: int  # byte offset of lines[0] (in the decompressed stream for .zst)
-    lines: list[bytes]  # without their b"\n"; oversized lines appear as b""
+    first_line_no: int  # 1-based number of the first line in `data`
+    start_offset: int  # byte offset of that line (in the decompressed stream for .zst)
+    data: bytes  # whole lines joined by b"\n", without the last one's newline
+    n_lines: int  # lines in `data`; an oversized line is one line of b""
+
+    @property
+    def lines(self) -> list[bytes]:
+        return self.data.split(b"\n")
+
+
+class _ZstdReader:
+    """Decompress a `.jsonl.zst` as it is read, across frames; a cut-off frame is an error."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        import zstandard
+
+        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._f = f
+        self._d = self._new()
+        self._started = False
+        self._buf = b""
+
+    def read(self, n: int) -> bytes:
+        while len(self._buf) < n:
+            raw = self._f.read(1 << 16)
+            if not raw:
+                if self._started and not self._d.eof:
+                    raise ValueError("the compressed data ends in the middle of a frame "
+                                     "(truncated .zst)")
+                break
+            out = self._d.decompress(raw)
+            self._started = True
+            while self._d.eof and self._d.unused_data:  # the next frame
+                rest = self._d.unused_data
+                self._d = self._new()
+                out += self._d.decompress(rest)
+            self._buf += out
+        data, self._buf = self._buf[:n], self._buf[n:]
+        return data
+
+    def seek(self, offset: int) -> None:  # pragma: no cover - compressed files start at 0
+        raise OSError("cannot seek in a compressed rollout")
+
+    def close(self) -> None:
+        self._f.close()
 
 
 def _open(path: Path) -> BinaryIO:
     f = open(path, "rb")  # noqa: SIM115 - closed by the caller's finally
     if not is_compressed(path):
         return f
-    import zstandard
+    return _ZstdReader(f)  # type: ignore[return-value]
 
-    return zstandard.ZstdDecompressor().stream_reader(f, closefd=True)  # type: ignore[return-value]
+
+HEAD_BYTES = 4096
+
+
+def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
+    """The first `n` bytes (decompressed); b"" when they cannot be read."""
+    try:
+        f = _open(path)
+    except OSError:
+        return b""
+    try:
+        return f.read(n)
+    except Exception:  # a damaged .zst is reported by the reader, not here
+        return b""
+    finally:
+        f.close()
+
+
+def looks_binary(head: bytes) -> bool:
+    """Binary data (or a file zero-filled by a crash), not a rollout with one damaged line:
+    a NUL in the first 4 KiB, and a first line that is not even the start of a JSON object."""
+    if b"\x00" not in head:
+        return False
+    first = head.split(b"\n", 1)[0]
+    return b"\x00" in first or not first.lstrip().startswith(b"{")
 
 
 def iter_batches(
@@ -92,7 +158,7 @@ def iter_batches(
                 skipping += nl
                 state.oversized.append((line_no, skipping))
                 offset += skipping + 1
-                yield Batch(line_no, offset - skipping - 1, [b""])
+                yield Batch(line_no, offset - skipping - 1, b"", 1)
                 line_no += 1
                 skipping = 0
                 data = data[nl + 1 :]
@@ -101,10 +167,11 @@ def iter_batches(
             if cut < 0:
                 tail = buf
             else:
-                lines = buf[:cut].split(b"\n")
+                body = buf[:cut]
                 tail = buf[cut + 1 :]
-                yield Batch(line_no, offset, lines)
-                line_no += len(lines)
+                n = body.count(b"\n") + 1
+                yield Batch(line_no, offset, body, n)
+                line_no += n
                 offset += cut + 1
             if len(tail) > max_line:
                 skipping = len(tail)

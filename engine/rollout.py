@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import jsonfast
-from .linestream import MAX_LINE, StreamState, iter_batches
+from .linestream import MAX_LINE, StreamState, iter_batches, looks_binary, read_head
 
 INTERACTIVE_SOURCES = ("cli", "vscode")
 
@@ -189,9 +189,9 @@ class Rollout:
 
     @property
     def meta(self) -> SessionMeta | None:
-        """The first session_meta: it defines the thread."""
+        """The first session_meta with an id: it defines the thread."""
         for line in self.lines:
-            if isinstance(line.item, SessionMeta):
+            if isinstance(line.item, SessionMeta) and line.item.id:
                 return line.item
         return None
 
@@ -215,6 +215,10 @@ class Rollout:
 
 def _s(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def source_label(source: Any) -> str:
@@ -276,13 +280,13 @@ def decode_response_item(p: dict[str, Any]) -> ResponseItem:
     if t == "message":
         parts = tuple(
             ContentPart(str(c.get("type", "")), _s(c.get("text")), c)
-            for c in p.get("content") or ()
+            for c in _list(p.get("content"))
             if isinstance(c, dict)
         )
         return Message(str(p.get("role", "")), parts, _s(p.get("phase")), _s(p.get("id")), p)
     if t == "reasoning":
         summary = tuple(
-            s["text"] for s in p.get("summary") or () if isinstance(s, dict) and _s(s.get("text"))
+            s["text"] for s in _list(p.get("summary")) if isinstance(s, dict) and _s(s.get("text"))
         )
         return Reasoning(summary, bool(p.get("encrypted_content")), p)
     if t == "function_call":
@@ -355,35 +359,46 @@ def legacy_meta(obj: dict[str, Any]) -> SessionMeta:
 
 
 def read_rollout(path: str | Path, max_line: int = MAX_LINE) -> Rollout:
-    """Read every line into records; tolerant: problems are collected, never raised."""
+    """Read every line into records; tolerant: problems are collected, never raised.
+
+    A line is valid by the same rule the index scanner uses (`jsonfast.line_type`), so the
+    listing and the transcript always agree on what is a bad line.
+    """
     path = Path(path)
     fmt = "jsonl.zst" if str(path).endswith(".zst") else "jsonl"
+    if looks_binary(read_head(path)):
+        return Rollout(path, fmt, (), (), 0, "binary data (NUL bytes), not a rollout")
     state = StreamState()
     lines: list[RolloutLine] = []
     problems: list[LineProblem] = []
-    legacy: bool | None = None
+    legacy: bool | None = None  # the first non-blank line decides
     seen_content = False
     for batch in iter_batches(path, state, max_line=max_line):
-        for i, raw_line in enumerate(batch.lines):
-            n = batch.first_line_no + i
-            if not raw_line.strip():
+        n = batch.first_line_no - 1
+        for raw_line in batch.lines:
+            n += 1
+            if jsonfast.is_blank(raw_line):
                 continue
             seen_content = True
-            if b"\x00" in raw_line and legacy is None and not lines:
-                return Rollout(path, fmt, (), (), 0, "binary data, not a rollout")
-            try:
-                obj = jsonfast.loads(raw_line)
-            except (ValueError, RecursionError):
+            t = jsonfast.line_type(raw_line)
+            obj = None
+            if t is not False:
+                try:
+                    obj = jsonfast.loads(raw_line)
+                except ValueError:
+                    t = False
+            if t is False:
                 problems.append(LineProblem(n, *jsonfast.describe_bad_line(raw_line)))
+                legacy = False if legacy is None else legacy
                 continue
             if legacy is None:
-                legacy = is_legacy_meta(obj)
+                legacy = t is None and is_legacy_meta(obj)
                 if legacy:
                     fmt = "legacy"
                     lines.append(RolloutLine(n, _s(obj.get("timestamp")), "session_meta",
                                              legacy_meta(obj)))
                     continue
-            decoded = _decode_line(n, obj, legacy)
+            decoded = _decode_line(n, obj, legacy, t)
             if isinstance(decoded, LineProblem):
                 problems.append(decoded)
             elif decoded is not None:
@@ -393,24 +408,27 @@ def read_rollout(path: str | Path, max_line: int = MAX_LINE) -> Rollout:
                                                    f"(limit {max_line // (1 << 20)} MiB)"))
     problems.sort(key=lambda p: p.line_no)
     file_problem = state.error
-    if not seen_content and not state.pending_bytes and file_problem is None:
-        file_problem = "empty file"
-    elif not any(isinstance(x.item, SessionMeta) for x in lines) and file_problem is None:
-        file_problem = "no session_meta line: not a Codex rollout"
+    has_meta = any(isinstance(x.item, SessionMeta) and x.item.id for x in lines)
+    if file_problem is None and not has_meta:
+        if not seen_content:
+            file_problem = ("nothing complete yet: the first line is still being written"
+                            if state.pending_bytes else "empty file")
+        else:
+            file_problem = "no session_meta line: not a Codex rollout"
     return Rollout(path, fmt, tuple(lines), tuple(problems), state.pending_bytes, file_problem)
 
 
-def _decode_line(n: int, obj: Any, legacy: bool) -> RolloutLine | LineProblem | None:
+def _decode_line(n: int, obj: Any, legacy: bool,
+                 t: str | None) -> RolloutLine | LineProblem | None:
+    """`t` is the line's type as the validator read it (with a duplicated key, the first)."""
     if not isinstance(obj, dict):
         return LineProblem(n, "not_an_object", f"a JSON {type(obj).__name__}, not a rollout record")
     if legacy:
         if "record_type" in obj:  # {"record_type":"state"} markers
             return None
-        t = obj.get("type")
         if not isinstance(t, str):
             return LineProblem(n, "no_type", "no `type`: not a rollout record")
         return RolloutLine(n, None, "response_item", decode_response_item(obj))
-    t = obj.get("type")
     if not isinstance(t, str):
         return LineProblem(n, "no_type", "no `type`: not a rollout record")
     if t == "response_item" and isinstance(obj.get("payload"), dict):

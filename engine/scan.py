@@ -11,13 +11,24 @@ offset where the previous scan stopped, with the line numbering and findings car
 
 from __future__ import annotations
 
+import hashlib
 import re
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import jsonfast
-from .linestream import MAX_LINE, StreamState, _open, is_compressed, iter_batches
+from .linestream import (
+    HEAD_BYTES,
+    MAX_LINE,
+    Batch,
+    StreamState,
+    is_compressed,
+    iter_batches,
+    looks_binary,
+    read_head,
+)
 from .rollout import (
     Message,
     decode_response_item,
@@ -59,9 +70,18 @@ class ScanState:
     citation_lines: list[int] = field(default_factory=list)
     pending_bytes: int = 0
     file_problem: str | None = None
+    has_content: bool = False  # a non-blank line was seen
+    head_len: int = 0  # bytes of the file's head that `head_hash` covers
+    head_hash: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = dict(self.__dict__)
+        d["problems"] = list(self.problems)
+        d["citation_lines"] = list(self.citation_lines)
+        return d
+
+    def copy(self) -> ScanState:
+        return ScanState(**self.to_dict())
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ScanState:
@@ -84,102 +104,191 @@ def thread_id_from_name(path: str | Path) -> str | None:
 
 
 def _clip(text: str) -> str:
-    text = _WS.sub(" ", text).strip()
+    text = _WS.sub(" ", text[: PREVIEW_CHARS * 2]).strip()
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
-
-
-def _looks_binary(path: Path) -> bool:
-    try:
-        f = _open(path)
-    except OSError:
-        return False
-    try:
-        head = f.read(4096)
-    except Exception:
-        return False
-    finally:
-        f.close()
-    return b"\x00" in head
 
 
 def scan_file(path: Path, prior: ScanState | None = None, max_line: int = MAX_LINE) -> ScanState:
     """Scan `path` from where `prior` stopped (from the start when None or compressed)."""
     compressed = is_compressed(path)
-    st = ScanState() if prior is None or compressed else ScanState.from_dict(prior.to_dict())
+    st = ScanState() if prior is None or compressed else prior.copy()
+    if st.offset and not _still_the_same_file(path, st):
+        st = ScanState()  # rewritten, not appended: read it all again
     if st.offset == 0:
-        st.format = "jsonl.zst" if compressed else "jsonl"
-        if _looks_binary(path):
+        st = ScanState(format="jsonl.zst" if compressed else "jsonl")
+        if looks_binary(read_head(path)):
             st.file_problem = "binary data (NUL bytes), not a rollout"
             return st
     st.file_problem = None
     stream = StreamState()
-    legacy: bool | None = None if st.line_count == 0 or st.format is None else (
-        st.format == "legacy")
-    if st.line_count and st.thread_id is None and st.format != "legacy":
-        legacy = None  # nothing readable yet: the first valid line still decides
-    line_type = jsonfast.line_type
     for batch in iter_batches(path, stream, st.offset, st.line_count + 1, max_line=max_line):
-        n = batch.first_line_no - 1
-        for line in batch.lines:
-            n += 1
-            if not line or (line[0] in b" \t\r" and not line.strip()):
-                continue
-            t = line_type(line)
-            if t is False:
-                st.add_problem(n, *jsonfast.describe_bad_line(line))
-                continue
-            if legacy is None:
-                legacy = False
-                if t is None:
-                    obj = jsonfast.loads(line)
-                    if is_legacy_meta(obj):
-                        legacy = True
-                        st.format = "legacy"
-                        _take_meta(st, legacy_meta(obj), n)
-                        continue
-            if legacy:
-                _legacy_line(st, n, t, line)
-                continue
-            if t is None:
-                st.add_problem(n, "no_type", "no `type`: not a rollout record")
-            elif t == "session_meta":
-                obj = jsonfast.loads(line)
-                payload = obj.get("payload")
-                if isinstance(payload, dict):
-                    _take_meta(st, decode_session_meta(payload), n)
-            elif t == "response_item":
-                if st.preview_item is None and b'"user"' in line:
-                    _take_item_preview(st, jsonfast.loads(line).get("payload"))
-                if b"oai-mem-citation" in line:
-                    st.citation_lines.append(n)
-            elif t == "event_msg":
-                if st.preview_event is None and b'"user_message"' in line:
-                    payload = jsonfast.loads(line).get("payload")
-                    if isinstance(payload, dict) and payload.get("type") == "user_message":
-                        msg = payload.get("message")
-                        if isinstance(msg, str) and msg.strip():
-                            st.preview_event = _clip(msg)
-            elif t == "turn_context" and st.model is None:
-                payload = jsonfast.loads(line).get("payload")
-                if isinstance(payload, dict):
-                    model = payload.get("model")
-                    st.model = model if isinstance(model, str) else None
-                    if st.cwd is None and isinstance(payload.get("cwd"), str):
-                        st.cwd = payload["cwd"]
-        st.line_count = n
+        if batch.first_line_no == 1 and _first_line_is_legacy(batch.data):
+            st.format = "legacy"
+        types = None if st.format == "legacy" else jsonfast.chunk_types(batch.data,
+                                                                         batch.n_lines)
+        if types is None:
+            _scan_lines(st, batch)
+        else:
+            st.has_content = True
+            _scan_valid_chunk(st, batch, types)
+        st.line_count = batch.first_line_no + batch.n_lines - 1
     for n, size in stream.oversized:
         st.add_problem(n, "too_long",
                        f"{size / 1e6:.1f} MB line skipped (limit {max_line // (1 << 20)} MiB)")
     st.problems.sort(key=lambda p: p[0])
     st.offset = stream.end_offset
     st.pending_bytes = stream.pending_bytes
+    if not compressed and st.head_len < min(HEAD_BYTES, st.offset):
+        _remember_head(path, st)
     if stream.error:
         st.file_problem = stream.error
-    elif st.line_count == 0 and not st.pending_bytes:
-        st.file_problem = "empty file"
-    elif st.thread_id is None and st.line_count:
-        st.file_problem = "no session_meta line: not a Codex rollout"
+    elif st.thread_id is None:
+        if st.line_count == 0 or not st.has_content:
+            st.file_problem = ("nothing complete yet: the first line is still being written"
+                               if st.pending_bytes else "empty file")
+        else:
+            st.file_problem = "no session_meta line: not a Codex rollout"
     return st
+
+
+def _head_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+def _remember_head(path: Path, st: ScanState) -> None:
+    head = read_head(path, min(HEAD_BYTES, st.offset))
+    st.head_len, st.head_hash = len(head), _head_digest(head)
+
+
+def _still_the_same_file(path: Path, st: ScanState) -> bool:
+    """An append keeps the bytes already read: the head and the newline at the offset."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(st.head_len)
+            f.seek(st.offset - 1)
+            last = f.read(1)
+    except OSError:
+        return False
+    return last == b"\n" and _head_digest(head) == st.head_hash
+
+
+def _first_line_is_legacy(data: bytes) -> bool:
+    first = data.split(b"\n", 1)[0]
+    if b'"type"' in first or not first.strip():
+        return False
+    try:
+        return is_legacy_meta(jsonfast.loads(first))
+    except ValueError:
+        return False
+
+
+def _line(data: bytes, index: int, start_hint: tuple[int, int] = (0, 0)) -> tuple[bytes, int]:
+    """Line `index` of `data` and its start offset; `start_hint` = (line, offset) to walk from."""
+    i, pos = start_hint
+    while i < index:
+        pos = data.index(b"\n", pos) + 1
+        i += 1
+    end = data.find(b"\n", pos)
+    return (data[pos:] if end < 0 else data[pos:end]), pos
+
+
+def _hits(data: bytes, needle: bytes) -> Iterator[tuple[int, bytes]]:
+    """(line index, line) of each line containing `needle`, in order, found lazily."""
+    index, counted = 0, 0
+    pos = data.find(needle)
+    while pos >= 0:
+        index += data.count(b"\n", counted, pos)
+        counted = pos
+        start = data.rfind(b"\n", 0, pos) + 1
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        yield index, data[start:end]
+        pos = data.find(needle, end)
+
+
+def _scan_valid_chunk(st: ScanState, batch: Batch, types: list[str]) -> None:
+    """Every line is a valid record: decode only the few the listing needs."""
+    data, first = batch.data, batch.first_line_no
+    walk = (0, 0)
+    i = -1
+    for _ in range(types.count("session_meta")):
+        i = types.index("session_meta", i + 1)
+        line, pos = _line(data, i, walk)
+        walk = (i, pos)
+        payload = jsonfast.loads(line).get("payload")
+        if isinstance(payload, dict):
+            _take_meta(st, decode_session_meta(payload), first + i)
+    if st.model is None and "turn_context" in types:
+        i = types.index("turn_context")
+        _take_turn_context(st, jsonfast.loads(_line(data, i)[0]).get("payload"))
+    if st.preview_event is None and b'"user_message"' in data:
+        for i, line in _hits(data, b'"user_message"'):
+            if types[i] == "event_msg" and _take_event_preview(st, jsonfast.loads(line)):
+                break
+    if st.preview_event is None and st.preview_item is None and b'"user"' in data:
+        for i, line in _hits(data, b'"user"'):
+            if types[i] == "response_item":
+                _take_item_preview(st, jsonfast.loads(line).get("payload"))
+                if st.preview_item is not None:
+                    break
+    if b"oai-mem-citation" in data:
+        for i, _line_bytes in _hits(data, b"oai-mem-citation"):
+            if types[i] == "response_item":
+                st.citation_lines.append(first + i)
+
+
+def _scan_lines(st: ScanState, batch: Batch) -> None:
+    """Line by line: the exact path for chunks holding a bad, blank or legacy line."""
+    line_type = jsonfast.line_type
+    legacy = st.format == "legacy"
+    n = batch.first_line_no - 1
+    for line in batch.lines:
+        n += 1
+        if jsonfast.is_blank(line):
+            continue
+        st.has_content = True
+        t = line_type(line)
+        if t is False:
+            st.add_problem(n, *jsonfast.describe_bad_line(line))
+        elif legacy:
+            if st.meta_lines == 0:
+                _take_meta(st, legacy_meta(jsonfast.loads(line)), n)
+            else:
+                _legacy_line(st, n, t, line)
+        elif t is None:
+            st.add_problem(n, "no_type", "no `type`: not a rollout record")
+        elif t == "session_meta":
+            payload = jsonfast.loads(line).get("payload")
+            if isinstance(payload, dict):
+                _take_meta(st, decode_session_meta(payload), n)
+        elif t == "response_item":
+            if st.preview_item is None and b'"user"' in line:
+                _take_item_preview(st, jsonfast.loads(line).get("payload"))
+            if b"oai-mem-citation" in line:
+                st.citation_lines.append(n)
+        elif t == "event_msg":
+            if st.preview_event is None and b'"user_message"' in line:
+                _take_event_preview(st, jsonfast.loads(line))
+        elif t == "turn_context" and st.model is None:
+            _take_turn_context(st, jsonfast.loads(line).get("payload"))
+
+
+def _take_event_preview(st: ScanState, obj: Any) -> bool:
+    payload = obj.get("payload") if isinstance(obj, dict) else None
+    if isinstance(payload, dict) and payload.get("type") == "user_message":
+        msg = payload.get("message")
+        if isinstance(msg, str) and msg.strip():
+            st.preview_event = _clip(msg)
+            return True
+    return False
+
+
+def _take_turn_context(st: ScanState, payload: Any) -> None:
+    if isinstance(payload, dict):
+        model = payload.get("model")
+        st.model = model if isinstance(model, str) else None
+        if st.cwd is None and isinstance(payload.get("cwd"), str):
+            st.cwd = payload["cwd"]
 
 
 def _take_meta(st: ScanState, meta: Any, line_no: int) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .citations import MemoryCitation, parse_message
-from .clock import iso_utc
+from .clock import iso_utc, parse_iso
 from .errors import NotFound
 from .index import IndexedSession
 from .pipeline_db import PipelineSnapshot
@@ -29,13 +30,13 @@ from .state_db import StateSnapshot
 from .status import StatusFacts, explain
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Session:
     id: str | None
-    rollout_path: Path
+    rollout_path: str
     source: str | None
     cwd: str | None
-    started_at: float | None
+    started_at: str | None  # as the rollout's session_meta wrote it
     updated_at: int
     memory_mode: str
     preview: str
@@ -50,10 +51,10 @@ class Session:
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
-            "rollout_path": str(self.rollout_path),
+            "rollout_path": self.rollout_path,
             "source": self.source,
             "cwd": self.cwd,
-            "started_at": iso_utc(self.started_at),
+            "started_at": normalize_iso(self.started_at),
             "updated_at": iso_utc(self.updated_at),
             "memory_mode": self.memory_mode,
             "preview": self.preview,
@@ -65,6 +66,19 @@ class Session:
     @property
     def project(self) -> str:
         return Path(self.cwd).name if self.cwd else "?"
+
+    @property
+    def started_ts(self) -> float | None:
+        return parse_iso(self.started_at)
+
+
+def normalize_iso(text: str | None) -> str | None:
+    """Codex's `2026-08-20T14:03:11.497Z` as the CLI's `2026-08-20T14:03:11Z`."""
+    if text is None:
+        return None
+    if len(text) == 24 and text[10] == "T" and text[-1] == "Z":  # Codex's own format
+        return text[:19] + "Z"
+    return iso_utc(parse_iso(text))
 
 
 def effective_memory_mode(row: IndexedSession, state: StateSnapshot) -> tuple[str, str]:
@@ -109,15 +123,15 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
             preview=row.preview, status=status, reason=reason, bad_lines=row.bad_lines,
             archived=facts.archived, model=row.model, format=row.format, size=row.size,
         ))
-    out.sort(key=lambda s: (-s.updated_at, str(s.rollout_path)))
+    out.sort(key=lambda s: (-s.updated_at, s.rollout_path))
     return out
 
 
 def find_session(sessions: list[Session], key: str) -> Session:
     """By full id, unique id prefix (4+ characters) or rollout path."""
     k = key.strip().lower()
-    exact = [s for s in sessions if s.id == k or str(s.rollout_path) == key
-             or s.rollout_path.name == key]
+    exact = [s for s in sessions if s.id == k or s.rollout_path == key
+             or os.path.basename(s.rollout_path) == key]
     if exact:
         return min(exact, key=lambda s: (s.archived, -s.updated_at))
     if len(k) >= 4:

@@ -111,7 +111,19 @@ def _warn(engine: Any) -> None:
 
 
 def _print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        return
+    out = orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (redirected in tests)
+        sys.stdout.write(out.decode("utf-8"))
+        return
+    sys.stdout.flush()
+    buffer.write(out)
+    buffer.flush()
 
 
 def _engine(args: argparse.Namespace) -> Any:
