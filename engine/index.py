@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .home import CodexHome
@@ -121,7 +120,7 @@ def _scan_batch(items: list[tuple[RolloutFile, str | None]]) -> list[tuple]:
     out = []
     for f, prior_json in items:
         prior = ScanState.from_dict(json.loads(prior_json)) if prior_json else None
-        out.append(_row(f, scan_file(Path(f.path), prior), now))
+        out.append(_row(f, scan_file(f.path, prior), now))  # type: ignore[arg-type]
     return out
 
 
@@ -240,13 +239,21 @@ class SessionIndex:
         return ScanState.from_dict(json.loads(row[0])) if row and row[0] else None
 
 
+def _dumps(d: dict) -> str:
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover
+        return json.dumps(d)
+    return orjson.dumps(d).decode()
+
+
 def _row(f: RolloutFile, st: ScanState, now: float) -> tuple:
     """The sessions-table row for one scan."""
     problem = st.file_problem
     if problem is None and st.format == "legacy":
         problem = "legacy rollout format (before Aug 2025): Codex cannot use it for memories"
     return (
-        f.rel, int(f.archived), f.size, f.mtime_ns, json.dumps(st.to_dict()),
+        f.rel, int(f.archived), f.size, f.mtime_ns, _dumps(st.to_dict()),
         st.thread_id, st.started_at, st.cwd, st.source, st.memory_mode, st.memory_mode_line,
         st.preview, st.bad_lines, problem, st.format, st.model, now,
     )

@@ -33,6 +33,7 @@ class StreamState:
     pending_bytes: int = 0  # size of an unterminated last line, 0 when none
     oversized: list[tuple[int, int]] = field(default_factory=list)  # (line_no, bytes)
     error: str | None = None  # a read or decompression error that stopped the stream
+    head: bytes = b""  # the file's first bytes, when the stream started at offset 0
 
 
 @dataclass
@@ -84,7 +85,7 @@ class _ZstdReader:
         self._f.close()
 
 
-def _open(path: Path) -> BinaryIO:
+def _open(path: Path | str) -> BinaryIO:
     f = open(path, "rb")  # noqa: SIM115 - closed by the caller's finally
     if not is_compressed(path):
         return f
@@ -118,7 +119,7 @@ def looks_binary(head: bytes) -> bool:
 
 
 def iter_batches(
-    path: Path,
+    path: Path | str,
     state: StreamState,
     start_offset: int = 0,
     start_line_no: int = 1,
@@ -150,6 +151,8 @@ def iter_batches(
                 break
             if not data:
                 break
+            if offset == 0 and not tail and not state.head:
+                state.head = data[:HEAD_BYTES]
             if skipping:
                 nl = data.find(b"\n")
                 if nl < 0:

@@ -42,7 +42,6 @@ MAX_PROBLEMS = 50  # details kept per file; the count is always exact
 PREVIEW_CHARS = 400
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _NAME_ID = re.compile(rf"rollout-.*?({_UUID})(?:_{_UUID})?\.jsonl(?:\.zst)?$")
-_WS = re.compile(r"\s+")
 
 
 @dataclass
@@ -67,7 +66,6 @@ class ScanState:
     meta_lines: int = 0
     preview_event: str | None = None
     preview_item: str | None = None
-    citation_lines: list[int] = field(default_factory=list)
     pending_bytes: int = 0
     file_problem: str | None = None
     has_content: bool = False  # a non-blank line was seen
@@ -77,7 +75,6 @@ class ScanState:
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         d["problems"] = list(self.problems)
-        d["citation_lines"] = list(self.citation_lines)
         return d
 
     def copy(self) -> ScanState:
@@ -104,7 +101,7 @@ def thread_id_from_name(path: str | Path) -> str | None:
 
 
 def _clip(text: str) -> str:
-    text = _WS.sub(" ", text[: PREVIEW_CHARS * 2]).strip()
+    text = " ".join(text[: PREVIEW_CHARS * 2].split())
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
@@ -116,12 +113,12 @@ def scan_file(path: Path, prior: ScanState | None = None, max_line: int = MAX_LI
         st = ScanState()  # rewritten, not appended: read it all again
     if st.offset == 0:
         st = ScanState(format="jsonl.zst" if compressed else "jsonl")
-        if looks_binary(read_head(path)):
-            st.file_problem = "binary data (NUL bytes), not a rollout"
-            return st
     st.file_problem = None
     stream = StreamState()
     for batch in iter_batches(path, stream, st.offset, st.line_count + 1, max_line=max_line):
+        if batch.first_line_no == 1 and looks_binary(stream.head):
+            st.file_problem = "binary data (NUL bytes), not a rollout"
+            return st
         if batch.first_line_no == 1 and _first_line_is_legacy(batch.data):
             st.format = "legacy"
         types = None if st.format == "legacy" else jsonfast.chunk_types(batch.data,
@@ -132,6 +129,10 @@ def scan_file(path: Path, prior: ScanState | None = None, max_line: int = MAX_LI
             st.has_content = True
             _scan_valid_chunk(st, batch, types)
         st.line_count = batch.first_line_no + batch.n_lines - 1
+    if st.line_count == 0 and looks_binary(stream.head):  # no newline at all
+        st.file_problem = "binary data (NUL bytes), not a rollout"
+        st.pending_bytes = stream.pending_bytes
+        return st
     for n, size in stream.oversized:
         st.add_problem(n, "too_long",
                        f"{size / 1e6:.1f} MB line skipped (limit {max_line // (1 << 20)} MiB)")
@@ -139,7 +140,11 @@ def scan_file(path: Path, prior: ScanState | None = None, max_line: int = MAX_LI
     st.offset = stream.end_offset
     st.pending_bytes = stream.pending_bytes
     if not compressed and st.head_len < min(HEAD_BYTES, st.offset):
-        _remember_head(path, st)
+        if stream.head:
+            head = stream.head[: min(HEAD_BYTES, st.offset)]
+            st.head_len, st.head_hash = len(head), _head_digest(head)
+        else:
+            _remember_head(path, st)
     if stream.error:
         st.file_problem = stream.error
     elif st.thread_id is None:
@@ -231,10 +236,6 @@ def _scan_valid_chunk(st: ScanState, batch: Batch, types: list[str]) -> None:
                 _take_item_preview(st, jsonfast.loads(line).get("payload"))
                 if st.preview_item is not None:
                     break
-    if b"oai-mem-citation" in data:
-        for i, _line_bytes in _hits(data, b"oai-mem-citation"):
-            if types[i] == "response_item":
-                st.citation_lines.append(first + i)
 
 
 def _scan_lines(st: ScanState, batch: Batch) -> None:
@@ -264,8 +265,6 @@ def _scan_lines(st: ScanState, batch: Batch) -> None:
         elif t == "response_item":
             if st.preview_item is None and b'"user"' in line:
                 _take_item_preview(st, jsonfast.loads(line).get("payload"))
-            if b"oai-mem-citation" in line:
-                st.citation_lines.append(n)
         elif t == "event_msg":
             if st.preview_event is None and b'"user_message"' in line:
                 _take_event_preview(st, jsonfast.loads(line))

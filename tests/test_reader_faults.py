@@ -184,10 +184,14 @@ def test_corrupt_line_counted_and_cut_off_line_pending(home) -> None:
     assert "(1 bad line)" in session.reason
 
 
-def test_citation_line_detected(home) -> None:
-    path = home.add("cites-memories.jsonl")
-    assert scan_file(path).citation_lines == [5]
-    assert scan_file(home.add("cli-preferences.jsonl")).citation_lines == []
+def test_citation_found_in_the_transcript(home) -> None:
+    home.add("cites-memories.jsonl")
+    home.add("cli-preferences.jsonl")
+    engine = Engine.open(home.root)
+    cited = engine.session("01a23130").to_json()["citations"]
+    assert [c["line"] for c in cited] == [5]
+    assert cited[0]["rollout_ids"][-1] == "not-a-uuid"
+    assert engine.session("01a23054").to_json()["citations"] == []
 
 
 def test_compressed_reads_like_plain(home) -> None:

@@ -341,7 +341,7 @@ def test_readers_agree_on_edge_lines(workdir, data) -> None:
 
 
 SCAN_FIELDS = ("thread_id", "memory_mode", "memory_mode_line", "preview", "bad_lines",
-               "problems", "line_count", "citation_lines", "offset", "pending_bytes",
+               "problems", "line_count", "offset", "pending_bytes",
                "format", "source", "cwd", "model", "file_problem")
 
 
