@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -31,17 +31,21 @@ class StreamState:
 
     end_offset: int = 0  # offset just past the last complete line (plain files)
     pending_bytes: int = 0  # size of an unterminated last line, 0 when none
-    oversized: list[tuple[int, int]] = field(default_factory=list)  # (line_no, bytes)
     error: str | None = None  # a read or decompression error that stopped the stream
     head: bytes = b""  # the file's first bytes, when the stream started at offset 0
 
 
 @dataclass
 class Batch:
-    first_line_no: int  # 1-based number of the first line in `data`
-    start_offset: int  # byte offset of that line (in the decompressed stream for .zst)
+    """Whole lines, or one oversized line that was skipped (`oversized` = its size).
+
+    Batches carry no line numbers: counting newlines costs a pass over every byte, and the
+    index scanner learns the count for free from the JSON validator. Consumers number lines.
+    """
+
+    start_offset: int  # byte offset of the first line (in the decompressed stream for .zst)
     data: bytes  # whole lines joined by b"\n", without the last one's newline
-    n_lines: int  # lines in `data`; an oversized line is one line of b""
+    oversized: int = 0
 
     @property
     def lines(self) -> list[bytes]:
@@ -122,14 +126,13 @@ def iter_batches(
     path: Path | str,
     state: StreamState,
     start_offset: int = 0,
-    start_line_no: int = 1,
     max_line: int = MAX_LINE,
     chunk: int = CHUNK,
 ) -> Iterator[Batch]:
     """Yield batches of complete lines from `start_offset` (ignored for .zst, always from 0)."""
     compressed = is_compressed(path)
     if compressed:
-        start_offset, start_line_no = 0, 1
+        start_offset = 0
     try:
         f = _open(path)
     except OSError as e:
@@ -137,7 +140,6 @@ def iter_batches(
         state.end_offset = start_offset
         return
     offset = start_offset  # offset of the first byte of `tail`
-    line_no = start_line_no
     tail = b""
     skipping = 0  # >0 while discarding an oversized line: bytes discarded so far
     try:
@@ -159,10 +161,8 @@ def iter_batches(
                     skipping += len(data)
                     continue
                 skipping += nl
-                state.oversized.append((line_no, skipping))
                 offset += skipping + 1
-                yield Batch(line_no, offset - skipping - 1, b"", 1)
-                line_no += 1
+                yield Batch(offset - skipping - 1, b"", skipping)
                 skipping = 0
                 data = data[nl + 1 :]
             buf = tail + data if tail else data
@@ -170,11 +170,8 @@ def iter_batches(
             if cut < 0:
                 tail = buf
             else:
-                body = buf[:cut]
                 tail = buf[cut + 1 :]
-                n = body.count(b"\n") + 1
-                yield Batch(line_no, offset, body, n)
-                line_no += n
+                yield Batch(offset, buf[:cut])
                 offset += cut + 1
             if len(tail) > max_line:
                 skipping = len(tail)

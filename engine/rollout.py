@@ -373,8 +373,13 @@ def read_rollout(path: str | Path, max_line: int = MAX_LINE) -> Rollout:
     problems: list[LineProblem] = []
     legacy: bool | None = None  # the first non-blank line decides
     seen_content = False
+    n = 0
     for batch in iter_batches(path, state, max_line=max_line):
-        n = batch.first_line_no - 1
+        if batch.oversized:
+            n += 1
+            problems.append(LineProblem(n, "too_long", f"{batch.oversized / 1e6:.1f} MB line "
+                                        f"skipped (limit {max_line // (1 << 20)} MiB)"))
+            continue
         for raw_line in batch.lines:
             n += 1
             if jsonfast.is_blank(raw_line):
@@ -403,9 +408,6 @@ def read_rollout(path: str | Path, max_line: int = MAX_LINE) -> Rollout:
                 problems.append(decoded)
             elif decoded is not None:
                 lines.append(decoded)
-    for n, size in state.oversized:
-        problems.append(LineProblem(n, "too_long", f"{size / 1e6:.1f} MB line skipped "
-                                                   f"(limit {max_line // (1 << 20)} MiB)"))
     problems.sort(key=lambda p: p.line_no)
     file_problem = state.error
     has_meta = any(isinstance(x.item, SessionMeta) and x.item.id for x in lines)

@@ -22,7 +22,6 @@ from . import jsonfast
 from .linestream import (
     HEAD_BYTES,
     MAX_LINE,
-    Batch,
     StreamState,
     is_compressed,
     iter_batches,
@@ -115,27 +114,32 @@ def scan_file(path: Path, prior: ScanState | None = None, max_line: int = MAX_LI
         st = ScanState(format="jsonl.zst" if compressed else "jsonl")
     st.file_problem = None
     stream = StreamState()
-    for batch in iter_batches(path, stream, st.offset, st.line_count + 1, max_line=max_line):
-        if batch.first_line_no == 1 and looks_binary(stream.head):
+    line_no = st.line_count  # lines consumed so far
+    for batch in iter_batches(path, stream, st.offset, max_line=max_line):
+        if batch.oversized:
+            line_no += 1
+            st.add_problem(line_no, "too_long", f"{batch.oversized / 1e6:.1f} MB line skipped "
+                                                f"(limit {max_line // (1 << 20)} MiB)")
+            continue
+        if line_no == 0 and looks_binary(stream.head):
             st.file_problem = "binary data (NUL bytes), not a rollout"
             return st
-        if batch.first_line_no == 1 and _first_line_is_legacy(batch.data):
-            st.format = "legacy"
-        types = None if st.format == "legacy" else jsonfast.chunk_types(batch.data,
-                                                                         batch.n_lines)
+        if not st.has_content and _first_line_is_legacy(batch.data):
+            st.format = "legacy"  # the first non-blank line decides, once
+        types = None if st.format == "legacy" else jsonfast.chunk_types(batch.data)
         if types is None:
-            _scan_lines(st, batch)
+            lines = batch.data.split(b"\n")
+            _scan_lines(st, lines, line_no + 1)
+            line_no += len(lines)
         else:
             st.has_content = True
-            _scan_valid_chunk(st, batch, types)
-        st.line_count = batch.first_line_no + batch.n_lines - 1
+            _scan_valid_chunk(st, batch.data, types, line_no + 1)
+            line_no += len(types)
+        st.line_count = line_no
     if st.line_count == 0 and looks_binary(stream.head):  # no newline at all
         st.file_problem = "binary data (NUL bytes), not a rollout"
         st.pending_bytes = stream.pending_bytes
         return st
-    for n, size in stream.oversized:
-        st.add_problem(n, "too_long",
-                       f"{size / 1e6:.1f} MB line skipped (limit {max_line // (1 << 20)} MiB)")
     st.problems.sort(key=lambda p: p[0])
     st.offset = stream.end_offset
     st.pending_bytes = stream.pending_bytes
@@ -178,7 +182,9 @@ def _still_the_same_file(path: Path, st: ScanState) -> bool:
 
 
 def _first_line_is_legacy(data: bytes) -> bool:
-    first = data.split(b"\n", 1)[0]
+    data = data.lstrip()  # skip blank lines (cheap: stops at the first other byte)
+    end = data.find(b"\n")
+    first = data if end < 0 else data[:end]
     if b'"type"' in first or not first.strip():
         return False
     try:
@@ -211,9 +217,8 @@ def _hits(data: bytes, needle: bytes) -> Iterator[tuple[int, bytes]]:
         pos = data.find(needle, end)
 
 
-def _scan_valid_chunk(st: ScanState, batch: Batch, types: list[str]) -> None:
+def _scan_valid_chunk(st: ScanState, data: bytes, types: list[str], first: int) -> None:
     """Every line is a valid record: decode only the few the listing needs."""
-    data, first = batch.data, batch.first_line_no
     walk = (0, 0)
     i = -1
     for _ in range(types.count("session_meta")):
@@ -238,12 +243,12 @@ def _scan_valid_chunk(st: ScanState, batch: Batch, types: list[str]) -> None:
                     break
 
 
-def _scan_lines(st: ScanState, batch: Batch) -> None:
+def _scan_lines(st: ScanState, lines: list[bytes], first: int) -> None:
     """Line by line: the exact path for chunks holding a bad, blank or legacy line."""
     line_type = jsonfast.line_type
     legacy = st.format == "legacy"
-    n = batch.first_line_no - 1
-    for line in batch.lines:
+    n = first - 1
+    for line in lines:
         n += 1
         if jsonfast.is_blank(line):
             continue
