@@ -16,8 +16,7 @@ from .errors import ConfigError, HomeError, MemdeckError, NotFound
 from .home import CodexHome
 from .index import RefreshStats, SessionIndex
 from .pipeline_db import read_snapshot
-from .rollout import Rollout, read_rollout
-from .sessions import Session, TranscriptEntry, build_sessions, find_session, transcript
+from .sessions import Session, build_sessions, find_session
 from .settings import (
     MEMDECK_KEYS,
     MEMORIES_KEYS,
@@ -40,8 +39,8 @@ __all__ = [
 @dataclass(frozen=True)
 class SessionDetail:
     session: Session
-    rollout: Rollout
-    entries: list[TranscriptEntry]
+    rollout: Any  # rollout.Rollout
+    entries: list[Any]  # transcript.TranscriptEntry
     pending_bytes: int
     problems: list[dict[str, Any]] = field(default_factory=list)
 
@@ -97,8 +96,7 @@ class Engine:
         return self.index.refresh()
 
     def sessions(self, refresh: bool = True) -> list[Session]:
-        if refresh:
-            self.refresh()
+        rows = self.index.sessions(refresh=refresh)
         pipeline = read_snapshot(self.home.pipeline_db)
         state = read_threads(self.home.state_db)
         self.warnings = [w for w in (pipeline.warning, state.warning) if w]
@@ -106,10 +104,12 @@ class Engine:
             self.warnings.append(
                 "memories are off in config.toml ([features] memories = false): Codex will "
                 "not extract or use memories until it is on (`memdeck config set memories true`)")
-        return build_sessions(self.index.sessions(), self.home.config, pipeline, state,
-                              self.clock.now())
+        return build_sessions(rows, self.home.config, pipeline, state, self.clock.now())
 
     def session(self, key: str) -> SessionDetail:
+        from .rollout import read_rollout
+        from .transcript import transcript
+
         s = find_session(self.sessions(), key)
         rollout = read_rollout(s.rollout_path)
         problems = [{"line": p.line_no, "kind": p.kind, "message": p.message}

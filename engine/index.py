@@ -15,9 +15,9 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .home import CodexHome
 from .scan import ScanState, scan_file, thread_id_from_name
@@ -38,9 +38,11 @@ class RolloutFile:
     mtime_ns: int
 
 
-@dataclass(frozen=True, slots=True)
-class IndexedSession:
-    """One row of the index: what the rollout says, before any status is decided."""
+class IndexedSession(NamedTuple):
+    """One row of the index: what the rollout says, before any status is decided.
+
+    A NamedTuple rather than a frozen dataclass: a listing builds 10,000 of these, and a
+    frozen dataclass costs five times as much to construct."""
 
     rel: str
     path: str
@@ -124,6 +126,20 @@ def _scan_batch(items: list[tuple[RolloutFile, str | None]]) -> list[tuple]:
     return out
 
 
+def _collect(pool: Any, futures: dict[Any, list]) -> Iterator[list[tuple]]:
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        for fut in as_completed(futures):
+            try:
+                yield fut.result()
+            except BrokenProcessPool:  # a worker died (out of memory?): finish in-process
+                yield _scan_batch(futures[fut])
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _pool_context() -> Any:
     import multiprocessing
 
@@ -138,17 +154,21 @@ class SessionIndex:
     def __init__(self, home: CodexHome, store: Store, workers: int | None = None) -> None:
         self.home = home
         self.store = store
+        self.last_refresh: RefreshStats | None = None
         self.workers = workers if workers is not None else min(4, os.cpu_count() or 1)
 
     # -- refresh ----------------------------------------------------------------------
-    def refresh(self) -> RefreshStats:
+    def refresh(self, rows: list[tuple] | None = None) -> RefreshStats:
+        """Bring the index up to date; `rows` (from `_rows()`) saves reading it again."""
         t0 = time.perf_counter()
         files = discover(self.home)
-        conn = self.store.conn()
-        known = {
-            r[0]: (r[1], r[2], r[3])
-            for r in conn.execute("SELECT path, size, mtime_ns, archived FROM sessions")
-        }
+        if rows is None and not self.store.path.exists():
+            # first run: every file is new, so the scans start before the store exists and
+            # its creation (migrations) runs here while the workers read
+            return self._write(len(files), files, [], [], self._run_scans(files, {}), {}, t0)
+        if rows is None:
+            rows = self._rows()
+        known = {r[0]: (r[2], r[3], r[1]) for r in rows}
         full: list[RolloutFile] = []
         append: list[RolloutFile] = []
         for f in files:
@@ -163,25 +183,28 @@ class SessionIndex:
                 full.append(f)
         seen = {f.rel for f in files}
         removed = [p for p in known if p not in seen]
-
-        priors: dict[str, str | None] = {f.rel: None for f in full}
-        if append:
-            for rel, scan in self._scan_json([f.rel for f in append]):
-                priors[rel] = scan
+        priors: dict[str, str | None] = dict(self._scan_json([f.rel for f in append]))
         rows = self._run_scans([*full, *append], priors)
-        bytes_read = sum(f.size for f in full) + sum(
-            f.size - json.loads(priors[f.rel] or "{}").get("offset", 0) for f in append)
+        return self._write(len(files), full, append, removed, rows, priors, t0)
+
+    def _write(self, n_files: int, full: list[RolloutFile], append: list[RolloutFile],
+               removed: list[str], rows: Iterator[list[tuple]], priors: dict[str, str | None],
+               t0: float) -> RefreshStats:
+        """Store scan results batch by batch as they arrive, in one transaction."""
         with self.store.transaction() as c:
             if removed:
                 c.executemany("DELETE FROM sessions WHERE path = ?", [(p,) for p in removed])
-            c.executemany(
-                "INSERT OR REPLACE INTO sessions (path, archived, size, mtime_ns, scan, "
-                "thread_id, started_at, cwd, source, memory_mode, memory_mode_line, preview, "
-                "bad_lines, file_problem, format, model, indexed_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                rows,
-            )
-        return RefreshStats(len(files), len(full), len(append), len(removed), bytes_read,
+            for batch in rows:
+                c.executemany(
+                    "INSERT OR REPLACE INTO sessions (path, archived, size, mtime_ns, scan, "
+                    "thread_id, started_at, cwd, source, memory_mode, memory_mode_line, "
+                    "preview, bad_lines, file_problem, format, model, indexed_at) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    batch,
+                )
+        bytes_read = sum(f.size for f in full) + sum(
+            f.size - json.loads(priors.get(f.rel) or "{}").get("offset", 0) for f in append)
+        return RefreshStats(n_files, len(full), len(append), len(removed), bytes_read,
                             time.perf_counter() - t0)
 
     def _scan_json(self, rels: list[str]) -> Iterable[tuple[str, str | None]]:
@@ -192,12 +215,11 @@ class SessionIndex:
             yield from conn.execute(f"SELECT path, scan FROM sessions WHERE path IN ({q})", chunk)
 
     def _run_scans(self, files: list[RolloutFile],
-                   priors: dict[str, str | None]) -> list[tuple]:
-        if not files:
-            return []
-        total = sum(f.size for f in files)
+                   priors: dict[str, str | None]) -> Iterator[list[tuple]]:
+        """Start scanning now; the returned iterator yields rows batch by batch."""
         items = [(f, priors.get(f.rel)) for f in sorted(files, key=lambda f: f.size,
                                                          reverse=True)]
+        total = sum(f.size for f in files)
         if self.workers > 1 and total >= PARALLEL_MIN_BYTES and len(files) > BATCH_FILES:
             # big files first, dealt round-robin, so the workers finish together
             n_batches = max(self.workers * 4, len(items) // BATCH_FILES)
@@ -205,24 +227,38 @@ class SessionIndex:
             from concurrent.futures import ProcessPoolExecutor
 
             try:
-                with ProcessPoolExecutor(self.workers, mp_context=_pool_context()) as pool:
-                    return [r for part in pool.map(_scan_batch, batches) for r in part]
+                pool = ProcessPoolExecutor(self.workers, mp_context=_pool_context())
+                futures = {pool.submit(_scan_batch, b): b for b in batches}
             except (OSError, RuntimeError) as e:  # no fork/semaphores here: do it in-process
                 log.warning("parallel scan unavailable (%s); scanning in one process", e)
-        return _scan_batch(items)
+            else:
+                return _collect(pool, futures)
+        return iter([_scan_batch(items)] if items else [])
 
     # -- reading ----------------------------------------------------------------------
-    def sessions(self) -> list[IndexedSession]:
+    def _rows(self) -> list[tuple]:
         conn = self.store.conn()
         conn.row_factory = None  # plain tuples: 10,000 rows a listing
         try:
-            rows = conn.execute(
+            return conn.execute(
                 "SELECT path, archived, size, mtime_ns, thread_id, started_at, cwd, source, "
                 "memory_mode, memory_mode_line, preview, bad_lines, file_problem, format, "
                 "model FROM sessions"
             ).fetchall()
         finally:
             conn.row_factory = sqlite3.Row
+
+    def sessions(self, refresh: bool = False) -> list[IndexedSession]:
+        """Every indexed session; with `refresh`, brought up to date first (one table read
+        when nothing changed)."""
+        rows = self._rows() if self.store.path.exists() else None
+        if refresh:
+            stats = self.refresh(rows)
+            self.last_refresh = stats
+            if rows is None or stats.scanned_full or stats.scanned_append or stats.removed:
+                rows = self._rows()
+        elif rows is None:
+            rows = []
         root = str(self.home.root) + os.sep
         return [
             IndexedSession(

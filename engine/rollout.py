@@ -14,6 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from . import jsonfast
+from .fragments import (
+    is_legacy_meta,
+    source_label,
+    user_prompt_from_payload,
+)
 from .linestream import MAX_LINE, StreamState, iter_batches, looks_binary, read_head
 
 INTERACTIVE_SOURCES = ("cli", "vscode")
@@ -23,14 +28,14 @@ INTERACTIVE_SOURCES = ("cli", "vscode")
 # records
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class GitInfo:
     commit_hash: str | None = None
     branch: str | None = None
     repository_url: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SessionMeta:
     id: str | None
     session_id: str | None
@@ -50,14 +55,14 @@ class SessionMeta:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ContentPart:
     type: str
     text: str | None
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Message:
     role: str
     content: tuple[ContentPart, ...]
@@ -70,14 +75,14 @@ class Message:
         return "\n".join(p.text for p in self.content if p.text)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Reasoning:
     summary: tuple[str, ...]
     encrypted: bool
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ToolCall:
     """function_call, custom_tool_call, local_shell_call, tool_search_call, web_search_call."""
 
@@ -88,7 +93,7 @@ class ToolCall:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ToolOutput:
     """function_call_output, custom_tool_call_output, tool_search_output."""
 
@@ -98,7 +103,7 @@ class ToolOutput:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class AgentMessage:
     author: str | None
     recipient: str | None
@@ -106,7 +111,7 @@ class AgentMessage:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class OtherResponseItem:
     """A response item memdeck has no special view of (compaction, image generation, new kinds)."""
 
@@ -114,7 +119,7 @@ class OtherResponseItem:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class TurnContext:
     cwd: str | None
     model: str | None
@@ -123,20 +128,20 @@ class TurnContext:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class EventMsg:
     kind: str  # payload.type: user_message, agent_message, token_count, …
     message: str | None  # text of user_message / agent_message events
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Compacted:
     message: str | None
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class InterAgentCommunication:
     author: str | None
     recipient: str | None
@@ -144,7 +149,7 @@ class InterAgentCommunication:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class UnknownItem:
     """A line type memdeck does not know (a newer Codex): kept as it was."""
 
@@ -159,7 +164,7 @@ Item = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RolloutLine:
     line_no: int
     timestamp: str | None
@@ -168,7 +173,7 @@ class RolloutLine:
     metadata: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LineProblem:
     line_no: int
     kind: str  # invalid_json | invalid_utf8 | nul_bytes | too_long | not_an_object | no_type
@@ -221,13 +226,6 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def source_label(source: Any) -> str:
-    """`threads.source` as Codex stores it: bare for unit variants, compact JSON otherwise."""
-    if isinstance(source, str):
-        return source
-    if source is None:
-        return "unknown"
-    return json.dumps(source, separators=(",", ":"), ensure_ascii=False)
 
 
 def decode_session_meta(p: dict[str, Any]) -> SessionMeta:
@@ -341,12 +339,6 @@ def decode_item(kind: str, payload: Any) -> Item:
     return UnknownItem(kind, p)
 
 
-def is_legacy_meta(obj: Any) -> bool:
-    """Pre-envelope rollouts (before Aug 2025) start with a bare `{id, timestamp, …}` object."""
-    return (
-        isinstance(obj, dict) and "type" not in obj and "payload" not in obj
-        and isinstance(obj.get("id"), str)
-    )
 
 
 def legacy_meta(obj: dict[str, Any]) -> SessionMeta:
@@ -444,32 +436,10 @@ def _decode_line(n: int, obj: Any, legacy: bool,
 # fragments Codex injects into user messages (codex-format §3.3)
 
 
-def is_instructions_fragment(text: str) -> bool:
-    """AGENTS.md and skill fragments, which phase 1 strips and which are never a preview."""
-    t = text.strip()
-    low = t.lower()
-    return (low.startswith("# agents.md instructions") and low.endswith("</instructions>")) or (
-        low.startswith("<skill>") and low.endswith("</skill>")
-    )
 
 
-def is_context_fragment(text: str) -> bool:
-    """Harness context that is kept for phase 1 but is not what the user asked."""
-    low = text.strip().lower()
-    return (
-        (low.startswith("<environment_context>") and low.endswith("</environment_context>"))
-        or (low.startswith("<subagent_notification>")
-            and low.endswith("</subagent_notification>"))
-        or (low.startswith("<user_instructions>") and low.endswith("</user_instructions>"))
-    )
 
 
 def user_prompt_text(msg: Message) -> str:
     """The user's own words in a user message, fragments removed ('' when there are none)."""
-    parts = [
-        p.text
-        for p in msg.content
-        if p.type == "input_text" and p.text
-        and not is_instructions_fragment(p.text) and not is_context_fragment(p.text)
-    ]
-    return "\n".join(parts).strip()
+    return user_prompt_from_payload(msg.raw)

@@ -11,14 +11,15 @@ offset where the previous scan stopped, with the line numbering and findings car
 
 from __future__ import annotations
 
-import hashlib
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import jsonfast
+from .fragments import is_legacy_meta, source_label, user_prompt_from_payload
 from .linestream import (
     HEAD_BYTES,
     MAX_LINE,
@@ -27,14 +28,6 @@ from .linestream import (
     iter_batches,
     looks_binary,
     read_head,
-)
-from .rollout import (
-    Message,
-    decode_response_item,
-    decode_session_meta,
-    is_legacy_meta,
-    legacy_meta,
-    user_prompt_text,
 )
 
 MAX_PROBLEMS = 50  # details kept per file; the count is always exact
@@ -161,7 +154,7 @@ def scan_file(path: Path, prior: ScanState | None = None, max_line: int = MAX_LI
 
 
 def _head_digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
+    return f"{zlib.crc32(data):08x}"  # change detection, not security
 
 
 def _remember_head(path: Path, st: ScanState) -> None:
@@ -227,7 +220,7 @@ def _scan_valid_chunk(st: ScanState, data: bytes, types: list[str], first: int) 
         walk = (i, pos)
         payload = jsonfast.loads(line).get("payload")
         if isinstance(payload, dict):
-            _take_meta(st, decode_session_meta(payload), first + i)
+            _take_meta_payload(st, payload, first + i)
     if st.model is None and "turn_context" in types:
         i = types.index("turn_context")
         _take_turn_context(st, jsonfast.loads(_line(data, i)[0]).get("payload"))
@@ -257,8 +250,9 @@ def _scan_lines(st: ScanState, lines: list[bytes], first: int) -> None:
         if t is False:
             st.add_problem(n, *jsonfast.describe_bad_line(line))
         elif legacy:
-            if st.meta_lines == 0:
-                _take_meta(st, legacy_meta(jsonfast.loads(line)), n)
+            if st.meta_lines == 0:  # the bare header of a pre-envelope rollout
+                obj = jsonfast.loads(line)
+                _take_meta_payload(st, {**obj, "source": obj.get("source", "cli")}, n)
             else:
                 _legacy_line(st, n, t, line)
         elif t is None:
@@ -266,7 +260,7 @@ def _scan_lines(st: ScanState, lines: list[bytes], first: int) -> None:
         elif t == "session_meta":
             payload = jsonfast.loads(line).get("payload")
             if isinstance(payload, dict):
-                _take_meta(st, decode_session_meta(payload), n)
+                _take_meta_payload(st, payload, n)
         elif t == "response_item":
             if st.preview_item is None and b'"user"' in line:
                 _take_item_preview(st, jsonfast.loads(line).get("payload"))
@@ -295,31 +289,36 @@ def _take_turn_context(st: ScanState, payload: Any) -> None:
             st.cwd = payload["cwd"]
 
 
-def _take_meta(st: ScanState, meta: Any, line_no: int) -> None:
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _take_meta_payload(st: ScanState, p: dict[str, Any], line_no: int) -> None:
+    """The few session_meta fields the listing needs, read straight from the payload (the
+    same rules as `rollout.decode_session_meta`, without building the whole record)."""
     st.meta_lines += 1
-    if st.thread_id is None and meta.id:
-        st.thread_id = meta.id.lower()
-        st.session_id = meta.session_id
-        st.started_at = meta.timestamp
-        st.cwd = meta.cwd or st.cwd
-        st.source = meta.source
-        st.originator = meta.originator
-        st.cli_version = meta.cli_version
-        st.history_mode = meta.history_mode
-        st.git_branch = meta.git.branch if meta.git else None
-    if meta.memory_mode:
-        st.memory_mode = meta.memory_mode
+    tid = p.get("id")
+    if st.thread_id is None and isinstance(tid, str) and tid:
+        st.thread_id = tid.lower()
+        st.session_id = _str(p.get("session_id")) or tid
+        st.started_at = _str(p.get("timestamp"))
+        st.cwd = _str(p.get("cwd")) or st.cwd
+        st.source = source_label(p.get("source"))
+        st.originator = _str(p.get("originator"))
+        st.cli_version = _str(p.get("cli_version"))
+        st.history_mode = _str(p.get("history_mode")) or "legacy"
+        git = p.get("git")
+        st.git_branch = _str(git.get("branch")) if isinstance(git, dict) else None
+    mode = p.get("memory_mode")
+    if isinstance(mode, str) and mode:
+        st.memory_mode = mode
         st.memory_mode_line = line_no
 
 
 def _take_item_preview(st: ScanState, payload: Any) -> None:
-    if not isinstance(payload, dict) or payload.get("type") != "message":
-        return
-    item = decode_response_item(payload)
-    if isinstance(item, Message) and item.role == "user":
-        text = user_prompt_text(item)
-        if text:
-            st.preview_item = _clip(text)
+    text = user_prompt_from_payload(payload)
+    if text:
+        st.preview_item = _clip(text)
 
 
 def _legacy_line(st: ScanState, n: int, t: str | None, line: bytes) -> None:

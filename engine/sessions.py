@@ -3,35 +3,21 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from .citations import MemoryCitation, parse_message
 from .clock import iso_utc, parse_iso
 from .errors import NotFound
 from .index import IndexedSession
 from .pipeline_db import PipelineSnapshot
-from .rollout import (
-    AgentMessage,
-    EventMsg,
-    Message,
-    Reasoning,
-    Rollout,
-    SessionMeta,
-    ToolCall,
-    ToolOutput,
-    TurnContext,
-    is_context_fragment,
-    is_instructions_fragment,
-)
 from .settings import MemoriesConfig
 from .state_db import StateSnapshot
 from .status import StatusFacts, explain
 
 
-@dataclass(frozen=True, slots=True)
-class Session:
+class Session(NamedTuple):
+    """A session as the user sees it. Immutable; a NamedTuple because listings hold 10,000."""
+
     id: str | None
     rollout_path: str
     source: str | None
@@ -141,83 +127,3 @@ def find_session(sessions: list[Session], key: str) -> Session:
         if len(pref) > 1:
             raise NotFound(f"{key!r} matches {len(pref)} sessions; give more of the id")
     raise NotFound(f"no session {key!r} in this home (see `memdeck sessions`)")
-
-
-# --------------------------------------------------------------------------------------
-# the transcript, flattened for display and JSON
-
-
-@dataclass(frozen=True)
-class TranscriptEntry:
-    line_no: int
-    timestamp: str | None
-    kind: str  # user | assistant | developer | context | tool_call | tool_output | reasoning |
-    #            event | meta | agent | other
-    title: str
-    text: str
-    dim: bool = False  # harness context: environment, AGENTS.md, skills
-    citation: MemoryCitation | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"line": self.line_no, "timestamp": self.timestamp,
-                             "kind": self.kind, "title": self.title, "text": self.text}
-        if self.dim:
-            d["context"] = True
-        if self.citation is not None:
-            d["citation"] = citation_json(self.citation)
-        return d
-
-
-def citation_json(c: MemoryCitation) -> dict[str, Any]:
-    return {
-        "entries": [{"path": e.path, "line_start": e.line_start, "line_end": e.line_end,
-                     "note": e.note} for e in c.entries],
-        "rollout_ids": list(c.rollout_ids),
-    }
-
-
-def transcript(rollout: Rollout, include_events: bool = False) -> list[TranscriptEntry]:
-    out: list[TranscriptEntry] = []
-    for line in rollout.lines:
-        it = line.item
-        ts = line.timestamp
-        if isinstance(it, Message):
-            if it.role == "user":
-                for part in it.content:
-                    if not part.text:
-                        continue
-                    ctx = is_instructions_fragment(part.text) or is_context_fragment(part.text)
-                    out.append(TranscriptEntry(line.line_no, ts, "context" if ctx else "user",
-                                               "context" if ctx else "user", part.text, ctx))
-            elif it.role == "assistant":
-                cit = parse_message(it.text)
-                out.append(TranscriptEntry(line.line_no, ts, "assistant",
-                                           f"assistant{' · ' + it.phase if it.phase else ''}",
-                                           it.text, citation=cit))
-            else:
-                out.append(TranscriptEntry(line.line_no, ts, "developer", it.role, it.text, True))
-        elif isinstance(it, ToolCall):
-            out.append(TranscriptEntry(line.line_no, ts, "tool_call", it.name, it.arguments,
-                                       extra={"call_id": it.call_id, "type": it.kind}))
-        elif isinstance(it, ToolOutput):
-            out.append(TranscriptEntry(line.line_no, ts, "tool_output", "output", it.text,
-                                       extra={"call_id": it.call_id}))
-        elif isinstance(it, Reasoning):
-            if it.summary:
-                out.append(TranscriptEntry(line.line_no, ts, "reasoning", "reasoning",
-                                           "\n".join(it.summary), True))
-        elif isinstance(it, AgentMessage):
-            out.append(TranscriptEntry(line.line_no, ts, "agent",
-                                       f"{it.author or '?'} → {it.recipient or '?'}", it.text))
-        elif isinstance(it, SessionMeta):
-            if it.memory_mode:
-                out.append(TranscriptEntry(line.line_no, ts, "meta", "session_meta",
-                                           f"memory_mode = {it.memory_mode}", True))
-        elif isinstance(it, TurnContext):
-            continue
-        elif isinstance(it, EventMsg):
-            if include_events:
-                out.append(TranscriptEntry(line.line_no, ts, "event", it.kind, it.message or "",
-                                           True))
-    return out

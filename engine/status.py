@@ -8,7 +8,7 @@ eligible by Codex's selection rules (codex-format §3.2) and the thresholds in c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .clock import human_duration
 from .pipeline_db import Job, Stage1Output
@@ -21,8 +21,7 @@ STATUSES = (
 )
 
 
-@dataclass(frozen=True)
-class StatusFacts:
+class StatusFacts(NamedTuple):
     """What the explainer needs to know about one session."""
 
     readable: bool
