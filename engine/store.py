@@ -51,8 +51,30 @@ def _m1_sessions(db: Any) -> None:
     db["meta"].create({"key": str, "value": str}, pk="key")
 
 
+def _m2_model_calls(db: Any) -> None:
+    db["model_calls"].create(
+        {
+            "id": int,
+            "started_at": float,
+            "backend": str,  # openai | offline
+            "purpose": str,  # phase1 | phase2
+            "prompt_name": str,
+            "prompt_hash": str,
+            "model": str,
+            "thread_id": str,
+            "input_tokens": int,
+            "output_tokens": int,
+            "duration_ms": int,
+            "error": str,
+        },
+        pk="id",
+    )
+    db["model_calls"].create_index(["started_at"])
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Any], None]]] = [
     (1, "session index", _m1_sessions),
+    (2, "model call log", _m2_model_calls),
 ]
 LATEST = MIGRATIONS[-1][0]
 
