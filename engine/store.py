@@ -79,11 +79,13 @@ MIGRATIONS: list[tuple[int, str, Callable[[Any], None]]] = [
 LATEST = MIGRATIONS[-1][0]
 
 
-def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+def connect(path: Path, readonly: bool = False,
+            same_thread: bool = True) -> sqlite3.Connection:
+    """`same_thread=False` only for a connection one thread uses and another closes."""
     uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                               check_same_thread=True, isolation_level=None)
+                               check_same_thread=same_thread, isolation_level=None)
     except sqlite3.OperationalError as e:
         raise StoreError(f"cannot open {path}: {e}") from None
     conn.row_factory = sqlite3.Row
