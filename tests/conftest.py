@@ -77,3 +77,6 @@ def home(tmp_path: Path) -> HomeBuilder:
 @pytest.fixture
 def fixture_path() -> Callable[[str], Path]:
     return lambda name: FIXTURES / name
+
+
+from llm_server import llm_server  # noqa: E402,F401  (the local OpenAI-compatible server)
