@@ -64,9 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("key")
     s.add_argument("value")
     csub.add_parser("list", parents=[common], help="every key, its value and what it allows")
+    from tui import cli_pipeline
+
+    cli_pipeline.add_parsers(add)
     p = add("demo", "build the demo Codex home and open memdeck on it")
     p.add_argument("--dir", metavar="D", help="where to build it (default: a memdeck data dir)")
     p.add_argument("--no-tui", action="store_true", help="build and list, do not open the app")
+    add("redact", "copy stdin to stdout with secrets replaced by [REDACTED_SECRET]")
     return parser
 
 
@@ -226,12 +230,35 @@ def cmd_tui(args: argparse.Namespace) -> int:
     return run_app(args.home)
 
 
+def _pipeline(name: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        from tui import cli_pipeline
+
+        return getattr(cli_pipeline, f"cmd_{name}")(args, _engine(args), _print_json)
+
+    return run
+
+
+def cmd_redact(args: argparse.Namespace) -> int:
+    from engine.redact import redact_stream
+
+    redact_stream(sys.stdin.buffer, sys.stdout.buffer)  # bytes in, bytes out: nothing re-encoded
+    return EXIT_OK
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "extract": _pipeline("extract"),
+    "memories": _pipeline("memories"),
+    "forget": _pipeline("forget"),
+    "reset": _pipeline("reset"),
+    "backups": _pipeline("backups"),
+    "restore-backup": _pipeline("restore_backup"),
     "sessions": cmd_sessions,
     "show": cmd_show,
     "config": cmd_config,
     "demo": cmd_demo,
     "tui": cmd_tui,
+    "redact": cmd_redact,
 }
 
 
