@@ -116,6 +116,62 @@ class Engine:
                     for p in rollout.problems]
         return SessionDetail(s, rollout, transcript(rollout), rollout.pending_bytes, problems)
 
+    # -- phase 1 ----------------------------------------------------------------------
+    def phase1_backend(self, name: str | None = None) -> Any:
+        """The backend to extract with: `offline`, `openai`, or memdeck's setting (auto)."""
+        from .llm.offline import OfflinePhase1
+        from .llm.openai_backend import choose_backend, resolve_backend_config
+
+        cfg = resolve_backend_config(self._settings_file("memdeck").read(), self.home.config)
+        if choose_backend(name or self.config_get("memdeck.backend").value, cfg) == "offline":
+            return OfflinePhase1()
+        from .llm.openai_phase1 import OpenAIPhase1
+
+        return OpenAIPhase1(cfg)
+
+    def extract(self, ids: list[str] | None = None, backend: str | None = None,
+                limit: int | None = None, progress: Any = None, cancel: Any = None) -> Any:
+        """Run phase 1 for eligible sessions, or for the named ones (time rules waived)."""
+        from .phase1 import Phase1Runner, select
+
+        chosen, refused = select(self.sessions(), ids, find_session)
+        if limit is not None:
+            chosen = chosen[: max(0, limit)]
+        runner = Phase1Runner(self, self.phase1_backend(backend), progress=progress,
+                              cancel=cancel)
+        return runner.run(chosen, refused)
+
+    def forget(self, key: str) -> Any:
+        """Forget a session as Codex does: memory mode disabled, its raw memory deleted,
+        phase 2 enqueued when that memory was in use."""
+        from .forget import forget
+
+        return forget(self.home, find_session(self.sessions(), key), self.clock.now())
+
+    def reset(self) -> Any:
+        """Back up, then clear what Codex's reset clears. Returns the backup."""
+        from .backup import reset
+
+        return reset(self.home, self.clock.now())
+
+    def backups(self) -> list[Any]:
+        from .backup import list_backups
+
+        return list_backups(self.home)
+
+    def restore_backup(self, backup_id: str) -> Any:
+        """Restore a backup byte for byte; returns the backup taken of the state replaced."""
+        from .backup import restore_backup
+
+        return restore_backup(self.home, backup_id, self.clock.now())
+
+    def memories(self) -> list[Any]:
+        """Stage-1 rows, newest first."""
+        snap = read_snapshot(self.home.pipeline_db, with_memories=True)
+        if snap.warning:
+            self.warnings = [snap.warning]
+        return sorted(snap.outputs.values(), key=lambda o: (-o.source_updated_at, o.thread_id))
+
     # -- settings ---------------------------------------------------------------------
     def _settings_file(self, which: str) -> SettingsFile:
         return SettingsFile(self.home.config_path if which == "codex"

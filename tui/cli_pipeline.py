@@ -1,0 +1,155 @@
+"""Pipeline commands of `memdeck`: extract, memories."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from engine.clock import iso_utc
+
+BACKEND_LABEL = {"offline": "offline (heuristic, no model)", "openai": "openai"}
+
+
+def add_parsers(add: Any) -> None:
+    p = add("extract", "phase 1: extract a raw memory from eligible sessions (or the named)")
+    p.add_argument("ids", nargs="*", metavar="ID",
+                   help="sessions to extract now, whatever their idle time")
+    p.add_argument("--backend", choices=("offline", "openai"),
+                   help="default: memdeck.backend (auto: openai when configured)")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N sessions")
+    add("memories", "the raw memories phase 1 produced (stage-1 rows)")
+    p = add("forget", "forget a session: memories off for it, its raw memory deleted")
+    p.add_argument("id", help="session id, a unique prefix of it, or the rollout path")
+    p = add("reset", "back up, then clear all memories exactly as Codex's reset does")
+    p.add_argument("--yes", action="store_true", help="do not ask")
+    add("backups", "the backups taken before each reset or restore")
+    p = add("restore-backup", "put a backup back, byte for byte (the current state is "
+                              "backed up first)")
+    p.add_argument("id", help="a backup id from `memdeck backups`")
+
+
+def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    if args.limit is not None and args.limit < 1:
+        from tui.cli import UsageError
+
+        raise UsageError("--limit must be at least 1")
+    interactive = sys.stderr.isatty() and not args.json
+
+    def progress(done: int, total: int, r: Any) -> None:
+        if interactive:
+            print(f"\r  {done}/{total} sessions", end="", file=sys.stderr, flush=True)
+
+    report = engine.extract(args.ids or None, args.backend, args.limit, progress=progress)
+    if interactive and report.results:
+        print(file=sys.stderr)
+    for w in engine.warnings:
+        print(f"memdeck: warning: {w}", file=sys.stderr)
+    if args.json:
+        print_json({
+            "backend": report.backend, "model": report.model,
+            "pipeline_db": report.pipeline_db, "pruned": report.pruned,
+            "cancelled": report.cancelled,
+            "results": [{"thread_id": r.thread_id, "rollout_path": r.rollout_path,
+                         "outcome": r.outcome, "detail": r.detail} for r in report.results],
+        })
+    else:
+        print(f"backend: {BACKEND_LABEL.get(report.backend, report.backend)}, model "
+              f"{report.model} · pipeline DB {report.pipeline_db}")
+        for r in report.results:
+            print(f"{r.outcome:10} {r.thread_id[:8]:8}  {r.detail}")
+        counts = ", ".join(f"{report.count(k)} {k.replace('_', ' ')}" for k in
+                           ("extracted", "no_output", "failed", "skipped", "refused")
+                           if report.count(k))
+        print(counts or "nothing to extract: no session is eligible "
+                        "(see `memdeck sessions --status eligible`)")
+        if report.pruned:
+            print(f"pruned {report.pruned} unused raw memories (max_unused_days)")
+    failed = [r for r in report.results if r.outcome in ("failed", "refused")]
+    for r in failed[:1]:
+        print(f"memdeck: {r.outcome} {r.thread_id[:8]}: {r.detail}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    rows = engine.memories()
+    for w in engine.warnings:
+        print(f"memdeck: warning: {w}", file=sys.stderr)
+    if args.json:
+        print_json([{
+            "thread_id": m.thread_id, "rollout_slug": m.rollout_slug,
+            "raw_memory": m.raw_memory, "rollout_summary": m.rollout_summary,
+            "generated_at": iso_utc(m.generated_at), "usage_count": m.usage_count or 0,
+            "last_usage": iso_utc(m.last_usage),
+            "selected_for_phase2": m.selected_for_phase2,
+        } for m in rows])
+        return 0
+    if not rows:
+        print("no raw memories yet (run `memdeck extract`)")
+        return 0
+    for m in rows:
+        sel = "in memory" if m.selected_for_phase2 else "pending consolidation"
+        first = next((ln for ln in m.raw_memory.splitlines()
+                      if ln.startswith("description:")), "").removeprefix("description: ")
+        print(f"{m.thread_id[:8]}  {iso_utc(m.generated_at)}  cited {m.usage_count or 0}×  "
+              f"{sel:21}  {m.rollout_slug or '-'}  {first[:60]}")
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    r = engine.forget(args.id)
+    if args.json:
+        print_json({"thread_id": r.thread_id, "rollout_path": r.rollout_path,
+                    "had_memory": r.had_memory, "phase2_enqueued": r.phase2_enqueued,
+                    "already_disabled": r.already_disabled})
+        return 0
+    mode = ("memory mode was already disabled" if r.already_disabled
+            else "memory mode set to disabled in its rollout")
+    mem = ("its raw memory was deleted" if r.had_memory else "it had no raw memory")
+    tail = ("; it was in the consolidated memory, so the next consolidation removes it"
+            if r.phase2_enqueued else "")
+    print(f"forgot {r.thread_id}: {mode}, {mem}{tail}")
+    return 0
+
+
+def cmd_reset(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    if not args.yes:
+        if not sys.stdin.isatty():
+            from engine.errors import MemdeckError
+
+            raise MemdeckError("reset needs confirmation: run it on a terminal or pass --yes")
+        print(f"This deletes every memory in {engine.home.root} (memories/, its history "
+              "in .git, raw memories and jobs). A backup is taken first.", file=sys.stderr)
+        answer = input("Type 'reset' to confirm: ").strip()
+        if answer != "reset":
+            print("memdeck: not reset", file=sys.stderr)
+            return 1
+    b = engine.reset()
+    if args.json:
+        print_json({"backup": {"id": b.id, "created_at": iso_utc(b.created_at),
+                               "path": str(b.path)}})
+    else:
+        print(f"reset done; backup {b.id} at {b.path} (`memdeck restore-backup {b.id}`)")
+    return 0
+
+
+def cmd_backups(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    rows = engine.backups()
+    if args.json:
+        print_json([{"id": b.id, "created_at": iso_utc(b.created_at), "path": str(b.path)}
+                    for b in rows])
+    elif not rows:
+        print("no backups yet (one is taken before every reset)")
+    else:
+        for b in rows:
+            print(f"{b.id}  {iso_utc(b.created_at)}  {b.path}")
+    return 0
+
+
+def cmd_restore_backup(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    safety = engine.restore_backup(args.id)
+    if args.json:
+        print_json({"restored": args.id, "previous_state_backup": safety.id})
+    else:
+        print(f"restored {args.id}; the state it replaced is backup {safety.id}")
+    return 0
