@@ -17,6 +17,7 @@ import pytest
 
 from engine import Engine, MemdeckError
 from engine import store as engine_store
+from engine.codex_schema import create_memories_db
 from engine.index import RefreshStats
 from engine.rollout import read_rollout
 
@@ -232,46 +233,9 @@ def test_moved_to_archived_sessions(home) -> None:
 # --------------------------------------------------------------------------------------
 # Codex's pipeline database (memories_1.sqlite)
 
-MEMORIES_DDL = """
-CREATE TABLE stage1_outputs (
-    thread_id TEXT PRIMARY KEY,
-    source_updated_at INTEGER NOT NULL,
-    raw_memory TEXT NOT NULL,
-    rollout_summary TEXT NOT NULL,
-    rollout_slug TEXT NULL,
-    generated_at INTEGER NOT NULL,
-    usage_count INTEGER NULL,
-    last_usage INTEGER NULL,
-    selected_for_phase2 INTEGER NOT NULL DEFAULT 0,
-    selected_for_phase2_source_updated_at INTEGER NULL
-);
-CREATE INDEX idx_stage1_outputs_source_updated_at
-    ON stage1_outputs(source_updated_at DESC, thread_id DESC);
-CREATE TABLE jobs (
-    kind TEXT NOT NULL,
-    job_key TEXT NOT NULL,
-    status TEXT NOT NULL,
-    worker_id TEXT,
-    ownership_token TEXT,
-    started_at INTEGER,
-    finished_at INTEGER,
-    lease_until INTEGER,
-    retry_at INTEGER,
-    retry_remaining INTEGER NOT NULL,
-    last_error TEXT,
-    input_watermark INTEGER,
-    last_success_watermark INTEGER,
-    PRIMARY KEY (kind, job_key)
-);
-CREATE INDEX idx_jobs_kind_status_retry_lease ON jobs(kind, status, retry_at, lease_until);
-"""
-
-
 def pipeline_db(home) -> Path:
     path = home.root / "memories_1.sqlite"
-    conn = sqlite3.connect(path)
-    conn.executescript(MEMORIES_DDL)
-    conn.close()
+    create_memories_db(path)
     return path
 
 
@@ -402,6 +366,10 @@ def test_locked_pipeline_db_falls_back(pipeline_home, monkeypatch) -> None:
     add_output(db, CLI_ID, mtime_s(paths[CLI_ID]))
     # keep the wait for the lock short; the behaviour is the same with Codex's 5 s
     monkeypatch.setattr(engine_store, "BUSY_TIMEOUT_MS", 200)
+    # in WAL mode (Codex's) a writer never blocks readers; a rollback-journal database
+    # held exclusively does, which is the case this covers
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
