@@ -165,6 +165,33 @@ class Engine:
 
         return restore_backup(self.home, backup_id, self.clock.now())
 
+    # -- history ----------------------------------------------------------------------
+    def history(self) -> list[Any]:
+        """Commits of memdeck's history repository, newest first (the root's current state
+        is recorded first if the history does not hold it yet)."""
+        from .history import History
+
+        h = History(self.home)
+        h.snapshot()
+        return h.entries()
+
+    def history_show(self, commit: str) -> tuple[Any, str]:
+        from .history import History
+
+        return History(self.home).show(commit)
+
+    def restore(self, commit: str) -> str:
+        """Make the memory root what it was at `commit`, as a new commit; nothing is lost."""
+        from .history import History
+        from .jobs import PipelineDB
+
+        db = PipelineDB.open(self.home)
+        try:
+            with db.global_lease(int(self.clock.now()), "restore"):
+                return History(self.home).restore(commit)
+        finally:
+            db.close()
+
     def memories(self) -> list[Any]:
         """Stage-1 rows, newest first."""
         snap = read_snapshot(self.home.pipeline_db, with_memories=True)

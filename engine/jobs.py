@@ -290,6 +290,36 @@ class PipelineDB:
                 self._enqueue_global(int(row[1] or 0), now)
             return row is not None
 
+    # -- the phase-2 global lease, held while memdeck writes into the memory root ------
+    @contextmanager
+    def global_lease(self, now: int, purpose: str) -> Iterator[str]:
+        """Hold the global consolidation lease (refused while someone else's is live); on
+        release the job is left `pending`, so the next consolidation sees the change."""
+        token = str(uuid.uuid4())
+        with self.tx() as c:
+            row = c.execute("SELECT status, lease_until, worker_id FROM jobs WHERE kind = ? "
+                            "AND job_key = 'global'", (GLOBAL_KIND,)).fetchone()
+            if (row and row[0] == "running" and (row[1] or 0) > now
+                    and not _dead_memdeck_worker(row[2])):
+                raise PipelineDBError(
+                    f"cannot {purpose}: a consolidation is running ({row[2] or 'unknown'}); "
+                    "try again after it finishes")
+            c.execute(
+                "INSERT INTO jobs (kind, job_key, status, worker_id, ownership_token, "
+                "started_at, lease_until, retry_remaining, input_watermark) VALUES "
+                "(?, 'global', 'running', ?, ?, ?, ?, ?, 0) ON CONFLICT(kind, job_key) DO "
+                "UPDATE SET status = 'running', worker_id = excluded.worker_id, "
+                "ownership_token = excluded.ownership_token, lease_until = "
+                "excluded.lease_until", (GLOBAL_KIND, self.worker_id, token, now,
+                                         now + JOB_LEASE_SECONDS, DEFAULT_RETRY_REMAINING))
+        try:
+            yield token
+        finally:
+            with self.tx() as c:
+                c.execute("UPDATE jobs SET status = 'pending', lease_until = NULL, "
+                          "retry_at = NULL WHERE kind = ? AND job_key = 'global' AND "
+                          "ownership_token = ?", (GLOBAL_KIND, token))
+
     # -- pruning (§8) -----------------------------------------------------------------
     def prune(self, max_unused_days: int, now: int) -> int:
         cutoff = now - max_unused_days * 86400

@@ -251,6 +251,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "memories": _pipeline("memories"),
     "forget": _pipeline("forget"),
     "reset": _pipeline("reset"),
+    "history": _pipeline("history"),
+    "restore": _pipeline("restore"),
     "backups": _pipeline("backups"),
     "restore-backup": _pipeline("restore_backup"),
     "sessions": cmd_sessions,

@@ -21,6 +21,11 @@ def add_parsers(add: Any) -> None:
     add("memories", "the raw memories phase 1 produced (stage-1 rows)")
     p = add("forget", "forget a session: memories off for it, its raw memory deleted")
     p.add_argument("id", help="session id, a unique prefix of it, or the rollout path")
+    p = add("history", "the memory folder's history: every state, who made it")
+    p.add_argument("action", nargs="?", choices=("show",), help="show one commit's diff")
+    p.add_argument("commit", nargs="?", help="with show: the commit")
+    p = add("restore", "make the memory folder what it was at a commit (a new commit)")
+    p.add_argument("commit")
     p = add("reset", "back up, then clear all memories exactly as Codex's reset does")
     p.add_argument("--yes", action="store_true", help="do not ask")
     add("backups", "the backups taken before each reset or restore")
@@ -152,4 +157,37 @@ def cmd_restore_backup(args: argparse.Namespace, engine: Any, print_json: Any) -
         print_json({"restored": args.id, "previous_state_backup": safety.id})
     else:
         print(f"restored {args.id}; the state it replaced is backup {safety.id}")
+    return 0
+
+
+def cmd_history(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    if args.action == "show":
+        if not args.commit:
+            from tui.cli import UsageError
+
+            raise UsageError("history show needs a COMMIT")
+        entry, patch = engine.history_show(args.commit)
+        if args.json:
+            print_json({"commit": entry.commit, "time": iso_utc(entry.time),
+                        "origin": entry.origin, "summary": entry.summary, "diff": patch})
+        else:
+            print(f"{entry.commit[:12]}  {iso_utc(entry.time)}  {entry.origin}: "
+                  f"{entry.summary}\n\n{patch}")
+        return 0
+    rows = engine.history()
+    if args.json:
+        print_json([{"commit": e.commit, "time": iso_utc(e.time), "origin": e.origin,
+                     "summary": e.summary} for e in rows])
+    else:
+        for e in rows:
+            print(f"{e.commit[:12]}  {iso_utc(e.time)}  {e.origin:13}  {e.summary}")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    new = engine.restore(args.commit)
+    if args.json:
+        print_json({"restored": args.commit, "commit": new})
+    else:
+        print(f"restored the memory folder to {args.commit[:12]} (new commit {new[:12]})")
     return 0

@@ -1,0 +1,90 @@
+"""memdeck's history repository: every state of the memory folder, labelled, never rewritten."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from engine import Engine, MemdeckError, NotFound, demo_home
+from engine.baseline import reset_codex_baseline
+from engine.history import History
+from tui.cli import main
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    return demo_home(tmp_path / "demo")
+
+
+def run(capsys, *argv: str):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_first_look_labels_codex_or_external(tmp_path: Path, demo: Path) -> None:
+    # the demo root has a note added after Codex's baseline: an outside change
+    assert [e.origin for e in Engine.open(demo).history()] == ["external"]
+    # a root that is exactly Codex's baseline is Codex's
+    other = demo_home(tmp_path / "other")
+    reset_codex_baseline(other / "memories")
+    assert [e.origin for e in Engine.open(other).history()] == ["codex"]
+
+
+def test_edits_restore_and_show(capsys, demo: Path) -> None:
+    eng = Engine.open(demo)
+    first = eng.history()[0].commit
+    memory = demo / "memories" / "MEMORY.md"
+    original = memory.read_bytes()
+    memory.write_text(memory.read_text() + "- a later fact\n")
+    History(eng.home).snapshot("user", "add a fact")
+    code, out, _ = run(capsys, "history", "--json", "--home", str(demo))
+    rows = json.loads(out)
+    assert [r["origin"] for r in rows] == ["user", "external"]
+    assert rows[0]["time"].endswith("Z")
+
+    code, out, _ = run(capsys, "history", "show", rows[0]["commit"][:10], "--json",
+                       "--home", str(demo))
+    assert code == 0 and "+- a later fact" in json.loads(out)["diff"]
+
+    code, out, _ = run(capsys, "restore", first[:10], "--home", str(demo))
+    assert code == 0 and "restored" in out
+    assert memory.read_bytes() == original
+    origins = [e.origin for e in eng.history()]
+    assert origins == ["restore", "user", "external"]  # nothing rewritten
+    # Codex's own baseline repository inside the root is left as it was
+    log = subprocess.run(["git", "-C", str(demo / "memories"), "log", "--format=%an"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert log == ["Codex"]
+    # the restore is pending for Codex's next consolidation
+    conn = sqlite3.connect(demo / "memories_1.sqlite")
+    assert conn.execute("SELECT status, lease_until FROM jobs WHERE job_key = 'global'"
+                        ).fetchone() == ("pending", None)
+    conn.close()
+
+
+def test_restore_waits_for_a_running_consolidation(demo: Path) -> None:
+    eng = Engine.open(demo)
+    first = eng.history()[0].commit
+    conn = sqlite3.connect(demo / "memories_1.sqlite")
+    conn.execute("UPDATE jobs SET status = 'running', worker_id = 'codex-thread', "
+                 "lease_until = ? WHERE job_key = 'global'", (int(time.time()) + 600,))
+    conn.commit()
+    conn.close()
+    (demo / "memories" / "MEMORY.md").write_text("changed\n")
+    with pytest.raises(MemdeckError, match="consolidation is running"):
+        eng.restore(first)
+    assert (demo / "memories" / "MEMORY.md").read_text() == "changed\n"
+
+
+def test_unknown_commit_is_one_line(capsys, demo: Path) -> None:
+    Engine.open(demo).history()
+    with pytest.raises(NotFound):
+        Engine.open(demo).history_show("deadbeef")
+    code, _, err = run(capsys, "history", "show", "nope", "--home", str(demo))
+    assert code == 1 and err.count("\n") == 1
