@@ -10,8 +10,6 @@ the same shape, and copies its rows into Codex's the first time that appears.
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -24,6 +22,8 @@ from .errors import MemdeckError
 from .home import CodexHome
 from .pipeline_db import GLOBAL_KIND, STAGE1_KIND
 from .store import connect, describe_sqlite_error
+from .workers import dead_memdeck_worker as _dead_memdeck_worker
+from .workers import memdeck_worker_id
 
 JOB_LEASE_SECONDS = 3600
 JOB_RETRY_DELAY_SECONDS = 3600
@@ -41,30 +41,6 @@ REQUIRED = {
 
 class PipelineDBError(MemdeckError):
     pass
-
-
-def memdeck_worker_id() -> str:
-    return f"memdeck:{socket.gethostname()}:{os.getpid()}"
-
-
-def _dead_memdeck_worker(worker_id: str | None) -> bool:
-    """A lease of a memdeck process on this host that no longer exists."""
-    if not worker_id or not worker_id.startswith("memdeck:"):
-        return False
-    try:
-        _, host, pid = worker_id.rsplit(":", 2)
-        pid_n = int(pid)
-    except ValueError:
-        return False
-    if host != socket.gethostname() or pid_n == os.getpid():
-        return False
-    try:
-        os.kill(pid_n, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
 
 
 @dataclass(frozen=True)

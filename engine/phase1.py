@@ -123,9 +123,15 @@ class Phase1Runner:
             if total <= 1 or self.concurrency == 1:
                 results = [self._one(s, total) for s in sessions]
             else:
-                with ThreadPoolExecutor(min(self.concurrency, total),
-                                        thread_name_prefix="memdeck-phase1") as pool:
+                pool = ThreadPoolExecutor(min(self.concurrency, total),
+                                          thread_name_prefix="memdeck-phase1")
+                try:
                     results = list(pool.map(lambda s: self._one(s, total), sessions))
+                except BaseException:  # Ctrl-C: start nothing more, do not wait for calls
+                    self.cancel.set()
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+                pool.shutdown()
         finally:
             for db in self._dbs:
                 db.close()

@@ -14,6 +14,7 @@ from .clock import human_duration
 from .pipeline_db import Job, Stage1Output
 from .rollout import INTERACTIVE_SOURCES
 from .settings import MemoriesConfig
+from .workers import dead_memdeck_worker
 
 STATUSES = (
     "extracted", "no_output", "failed", "running", "eligible", "too_recent", "too_old",
@@ -62,7 +63,8 @@ def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
 
     note = ""
     job, out = f.job, f.output
-    if job is not None and job.status == "running" and (job.lease_until or 0) > now:
+    if (job is not None and job.status == "running" and (job.lease_until or 0) > now
+            and not dead_memdeck_worker(job.worker_id)):
         left = human_duration((job.lease_until or 0) - now)
         owner = _owner(job.worker_id)
         return "running", f"extraction running ({owner}), lease ends in {left}"

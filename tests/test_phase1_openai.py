@@ -116,3 +116,31 @@ def test_unreachable_endpoint_is_one_line(capsys, tmp_path: Path) -> None:
     out, err = capsys.readouterr()
     assert code == 1 and err.count("\n") == 1 and "127.0.0.1:9" in err
     assert "backend: openai" in out
+
+
+def test_ctrl_c_stops_at_once_and_the_next_run_takes_the_sessions_back(
+        capsys, demo: Path, llm_server) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from llm_server import slow_reply
+
+    llm_server.handler = lambda body: slow_reply(30)
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "extract", "--home", str(demo)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while llm_server.in_flight < 2:
+        assert time.monotonic() < deadline, "the extraction never reached the server"
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(10) == 130 and time.monotonic() - t0 < 5
+    assert proc.stderr.read().strip().splitlines()[-1] == "memdeck: interrupted"
+
+    llm_server.handler = lambda body: json_reply(GOOD)
+    code, report, _ = run(capsys, "extract", "--json", "--home", str(demo))
+    assert sorted(r["outcome"] for r in report["results"] if r["outcome"] != "skipped") == [
+        "extracted", "extracted"], report["results"]
+    assert code == 0

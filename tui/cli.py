@@ -94,7 +94,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err(str(e))
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        # Leave now: worker threads may be waiting on a model endpoint, and Python would join
+        # them at exit. Every write is a transaction or a single append, so stopping here is
+        # safe; an extraction left `running` is taken back by the next run (dead worker).
+        _err("interrupted")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     except BrokenPipeError:
         return EXIT_OK
     except Exception as e:  # noqa: BLE001 - one line, never a traceback

@@ -1,0 +1,30 @@
+"""Who holds a lease: memdeck's worker ids, and whether such a worker is still alive."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+
+def memdeck_worker_id() -> str:
+    return f"memdeck:{socket.gethostname()}:{os.getpid()}"
+
+
+def dead_memdeck_worker(worker_id: str | None) -> bool:
+    """A lease of a memdeck process on this host that no longer exists."""
+    if not worker_id or not worker_id.startswith("memdeck:"):
+        return False
+    try:
+        _, host, pid = worker_id.rsplit(":", 2)
+        pid_n = int(pid)
+    except ValueError:
+        return False
+    if host != socket.gethostname() or pid_n == os.getpid():
+        return False
+    try:
+        os.kill(pid_n, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
