@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import random
-import re
 import subprocess
 import sys
 import tempfile
@@ -43,16 +42,6 @@ _spec = importlib.util.spec_from_file_location("redaction_corpus",
 assert _spec and _spec.loader
 corpus = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(corpus)
-
-
-def literal_codex(text: str) -> str:
-    """codex-format §3.6 transcribed literally (the reference the fast path must equal)."""
-    text = re.sub(r"(?i:\bBearer)[ \t]+[A-Za-z0-9._~+/-]{16,}=*", "Bearer [REDACTED_SECRET]",
-                  text)
-    text = re.sub(r"sk-[A-Za-z0-9]{20,}", "[REDACTED_SECRET]", text)
-    text = re.sub(r"\bAKIA[0-9A-Z]{16}\b", "[REDACTED_SECRET]", text)
-    return re.sub(r"(?i)\b(api[_-]?key|token|secret|password)\b(\s*[:=]\s*)([\"']?)[^\s\"']{8,}",
-                  r"\1\2\3[REDACTED_SECRET]", text)
 
 
 # -- detect-secrets, if installed --------------------------------------------------------------
@@ -183,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         "codex-only": mb / best_of(2, lambda: codex_redact(mix)),
     }
     per_line = mb / best_of(1, lambda: [redact(x) for x in lines])
-    literal = mb / best_of(1, lambda: literal_codex(mix))
+    literal = mb / best_of(1, lambda: corpus.literal_codex(mix))
     with tempfile.NamedTemporaryFile(suffix=".txt", delete=False) as f:
         f.write(mix.encode())
     t = time.perf_counter()

@@ -57,3 +57,13 @@ def leaked(case: SecretCase, output: str, window: int = 8) -> list[str]:
             if part in output and part not in rest:
                 found.append(part)
     return found
+
+
+def literal_codex(text: str) -> str:
+    """codex-format §3.6 transcribed literally: the reference memdeck's fast path must equal."""
+    text = re.sub(r"(?i:\bBearer)[ \t]+[A-Za-z0-9._~+/-]{16,}=*", "Bearer [REDACTED_SECRET]",
+                  text)
+    text = re.sub(r"sk-[A-Za-z0-9]{20,}", "[REDACTED_SECRET]", text)
+    text = re.sub(r"\bAKIA[0-9A-Z]{16}\b", "[REDACTED_SECRET]", text)
+    return re.sub(r"(?i)\b(api[_-]?key|token|secret|password)\b(\s*[:=]\s*)([\"']?)[^\s\"']{8,}",
+                  r"\1\2\3[REDACTED_SECRET]", text)
