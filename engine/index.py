@@ -60,6 +60,7 @@ class IndexedSession(NamedTuple):
     file_problem: str | None
     format: str | None
     model: str | None
+    git_branch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -198,8 +199,8 @@ class SessionIndex:
                 c.executemany(
                     "INSERT OR REPLACE INTO sessions (path, archived, size, mtime_ns, scan, "
                     "thread_id, started_at, cwd, source, memory_mode, memory_mode_line, "
-                    "preview, bad_lines, file_problem, format, model, indexed_at) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "preview, bad_lines, file_problem, format, model, indexed_at, git_branch) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     batch,
                 )
         bytes_read = sum(f.size for f in full) + sum(
@@ -243,7 +244,7 @@ class SessionIndex:
             return conn.execute(
                 "SELECT path, archived, size, mtime_ns, thread_id, started_at, cwd, source, "
                 "memory_mode, memory_mode_line, preview, bad_lines, file_problem, format, "
-                "model FROM sessions"
+                "model, git_branch FROM sessions"
             ).fetchall()
         finally:
             conn.row_factory = sqlite3.Row
@@ -264,7 +265,7 @@ class SessionIndex:
             IndexedSession(
                 r[0], root + r[0], bool(r[1]), r[2], r[3] // 1_000_000_000,
                 r[4] or thread_id_from_name(r[0]), r[5], r[6], r[7], r[8], r[9], r[10] or "",
-                r[11] or 0, r[12], r[13], r[14],
+                r[11] or 0, r[12], r[13], r[14], r[15],
             )
             for r in rows
         ]
@@ -291,5 +292,5 @@ def _row(f: RolloutFile, st: ScanState, now: float) -> tuple:
     return (
         f.rel, int(f.archived), f.size, f.mtime_ns, _dumps(st.to_dict()),
         st.thread_id, st.started_at, st.cwd, st.source, st.memory_mode, st.memory_mode_line,
-        st.preview, st.bad_lines, problem, st.format, st.model, now,
+        st.preview, st.bad_lines, problem, st.format, st.model, now, st.git_branch,
     )

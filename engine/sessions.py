@@ -33,6 +33,7 @@ class Session(NamedTuple):
     model: str | None = None
     format: str | None = None
     size: int = 0
+    git_branch: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,6 +109,7 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
             started_at=row.started_at, updated_at=row.updated_at, memory_mode=mode,
             preview=row.preview, status=status, reason=reason, bad_lines=row.bad_lines,
             archived=facts.archived, model=row.model, format=row.format, size=row.size,
+            git_branch=row.git_branch,
         ))
     out.sort(key=lambda s: (-s.updated_at, s.rollout_path))
     return out

@@ -72,9 +72,15 @@ def _m2_model_calls(db: Any) -> None:
     db["model_calls"].create_index(["started_at"])
 
 
+def _m3_git_branch(db: Any) -> None:
+    db["sessions"].add_column("git_branch", str)
+    db.execute("UPDATE sessions SET git_branch = json_extract(scan, '$.git_branch')")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Any], None]]] = [
     (1, "session index", _m1_sessions),
     (2, "model call log", _m2_model_calls),
+    (3, "git branch of each session", _m3_git_branch),
 ]
 LATEST = MIGRATIONS[-1][0]
 
