@@ -151,8 +151,13 @@ class Engine:
     def reset(self) -> Any:
         """Back up, then clear what Codex's reset clears. Returns the backup."""
         from .backup import reset
+        from .history import History
 
-        return reset(self.home, self.clock.now())
+        history = History(self.home)
+        history.snapshot()  # the state before, if history does not hold it yet
+        backup = reset(self.home, self.clock.now())
+        history.snapshot("user", f"reset: all memories cleared (backup {backup.id})")
+        return backup
 
     def backups(self) -> list[Any]:
         from .backup import list_backups
@@ -162,8 +167,13 @@ class Engine:
     def restore_backup(self, backup_id: str) -> Any:
         """Restore a backup byte for byte; returns the backup taken of the state replaced."""
         from .backup import restore_backup
+        from .history import History
 
-        return restore_backup(self.home, backup_id, self.clock.now())
+        history = History(self.home)
+        history.snapshot()
+        safety = restore_backup(self.home, backup_id, self.clock.now())
+        history.snapshot("restore", f"restore backup {backup_id}")
+        return safety
 
     # -- history ----------------------------------------------------------------------
     def history(self) -> list[Any]:

@@ -303,7 +303,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("anthropic-key", _rx(r"(?P<s>sk-ant-(?:api|admin|sid|oat|ort)\d\d-[\w-]{20,})"),
           _token(), gate="sk-ant-"),
     _Rule("openai-key", _rx(r"(?P<s>sk-(?:(?:proj|svcacct|admin|None)-)?[\w-]{20,})"),
-          _token(lambda v: bool(re.search(r"\d", v)) and _mixed_case(v[3:])), gate="sk-"),
+          _token(lambda v: v.startswith(("sk-proj-", "sk-svcacct-", "sk-admin-"))
+                 or (bool(re.search(r"\d", v)) and _mixed_case(v[3:]))), gate="sk-"),
     _Rule("aws-access-key-id", _rx(r"(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})"),
           _token(end=True)),
     _Rule("aws-secret-access-key", _rx(  # aws_secret_access_key, SecretAccessKey, secret_key

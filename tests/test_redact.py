@@ -303,3 +303,12 @@ def test_cli_redact_subprocess() -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout == (b"curl -H 'Authorization: Bearer [REDACTED_SECRET]'\n[REDACTED_SECRET]\n"
                         b"\xfe\xff plain\n")
+
+
+def test_project_and_service_keys_need_no_mixed_case() -> None:
+    # the prefix alone is evidence enough; a plain `sk-` token still needs a real key's shape
+    for key in ("sk-proj-abcdefghijklmnopqrstuvwxyz0123", "sk-svcacct-abcdefghijklmnopqrstuvwx",
+                "sk-admin-abcdefghijklmnopqrstuvwxyz"):
+        assert redact(f"key {key} end") == f"key {MARKER} end"
+    assert redact("pip install sk-learn-helpers-and-more-things") == \
+        "pip install sk-learn-helpers-and-more-things"

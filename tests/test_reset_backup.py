@@ -69,6 +69,8 @@ def test_reset_then_restore_is_byte_identical(capsys, demo: Path) -> None:
     log = subprocess.run(["git", "-C", str(demo / "memories"), "log", "--format=%an %s"],
                          capture_output=True, text=True, check=True).stdout
     assert log.strip() == "Codex Initialize Codex git baseline"
+    # memdeck's own history holds every state: before, the reset, the restore
+    assert [e.origin for e in Engine.open(demo).history()] == ["restore", "user", "external"]
 
 
 def test_reset_asks_on_a_terminal_and_refuses_without_one(capsys, demo: Path) -> None:

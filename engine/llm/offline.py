@@ -145,7 +145,7 @@ def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None) ->
         return OfflineResult("", "", None)
 
     project = PurePosixPath(cwd).name if cwd else "unknown"
-    request = _sentences(user[0])[0] if user else "session"
+    request = (_sentences(user[0])[0] if user else "session").rstrip(".!?; ")
     outcome = "partial" if any("failed" in f and "fixed" not in f and "passed" not in f
                                for f in fixes) else "success"
     keywords = sorted({*commands, project, *(w for w in re.findall(
@@ -182,5 +182,5 @@ class OfflinePhase1:
     def extract(self, inp: Any, session: Any) -> Any:
         from ..phase1 import Phase1Output
 
-        r = extract(inp.items, session.cwd, None)
+        r = extract(inp.items, session.cwd, session.git_branch)
         return Phase1Output(r.raw_memory, r.rollout_summary, r.rollout_slug, MODEL_NAME)
