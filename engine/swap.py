@@ -1,0 +1,101 @@
+"""Swap two directories so that readers only ever see the old one or the new one.
+
+On Linux `renameat2(RENAME_EXCHANGE)` exchanges the two names in one step. Where that is
+missing (another OS, a filesystem without support) the swap is three renames guarded by a
+journal written first; `recover` finishes or undoes a swap a crash interrupted, and is run
+before anything else touches the folders. Both paths must be on one filesystem.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import json
+import os
+from pathlib import Path
+
+AT_FDCWD = -100
+RENAME_EXCHANGE = 1 << 1
+
+_libc = None
+
+
+def _renameat2() -> object | None:
+    global _libc
+    if not hasattr(os, "uname") or os.uname().sysname != "Linux":
+        return None
+    if _libc is None:
+        try:
+            _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        except OSError:
+            _libc = False
+    fn = getattr(_libc, "renameat2", None) if _libc else None
+    if fn is not None:
+        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                       ctypes.c_uint]
+        fn.restype = ctypes.c_int
+    return fn
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def exchange(a: Path, b: Path, journal: Path, *, atomic: bool = True) -> str:
+    """Swap the directories at `a` and `b`. Returns "exchange" or "journal" (the method)."""
+    fn = _renameat2() if atomic else None
+    if fn is not None:
+        if fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
+            _fsync_dir(a.parent)
+            return "exchange"
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise OSError(err, f"cannot swap {a.name} and {b.name}: {os.strerror(err)}")
+    _journaled_swap(a, b, journal)
+    return "journal"
+
+
+def _journaled_swap(a: Path, b: Path, journal: Path, crash_after: int | None = None) -> None:
+    tmp = a.with_name(f".{a.name}.swap-tmp")
+    _write_journal(journal, {"a": str(a), "b": str(b), "tmp": str(tmp)})
+    steps = [(a, tmp), (b, a), (tmp, b)]
+    for i, (src, dst) in enumerate(steps):
+        if crash_after is not None and i == crash_after:
+            raise SystemExit("simulated crash")  # tests only
+        os.rename(src, dst)
+    _fsync_dir(a.parent)
+    journal.unlink()
+
+
+def _write_journal(journal: Path, data: dict[str, str]) -> None:
+    tmp = journal.with_name(journal.name + ".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, journal)
+    _fsync_dir(journal.parent)
+
+
+def recover(journal: Path) -> str | None:
+    """Finish a journaled swap a crash interrupted. Returns what was done, None if nothing."""
+    if not journal.exists():
+        return None
+    data = json.loads(journal.read_text(encoding="utf-8"))
+    a, b, tmp = Path(data["a"]), Path(data["b"]), Path(data["tmp"])
+    if tmp.exists() and not a.exists():  # step 1 done: a moved aside
+        os.rename(b, a)
+        os.rename(tmp, b)
+        done = "finished"
+    elif tmp.exists():  # steps 1 and 2 done
+        os.rename(tmp, b)
+        done = "finished"
+    else:  # nothing moved, or all three steps done
+        done = "nothing to do"
+    _fsync_dir(a.parent)
+    journal.unlink()
+    return done
