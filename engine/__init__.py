@@ -175,6 +175,30 @@ class Engine:
         history.snapshot("restore", f"restore backup {backup_id}")
         return safety
 
+    # -- phase 2: proposals ------------------------------------------------------------
+    def consolidate(self, backend: str | None = None) -> Any:
+        """Phase 2 into a pending proposal (None when memory is already up to date)."""
+        from .history import History
+        from .proposals import consolidate
+
+        History(self.home).snapshot()  # the live state the proposal starts from, recorded
+        return consolidate(self, backend or "offline")
+
+    def proposals(self) -> list[Any]:
+        from .proposals import list_proposals
+
+        return list_proposals(self)
+
+    def proposal_diff(self, pid: str) -> str:
+        from .proposals import diff_text
+
+        return diff_text(self, pid)
+
+    def reject(self, pid: str, reason: str | None = None) -> Any:
+        from .proposals import reject
+
+        return reject(self, pid, reason)
+
     # -- history ----------------------------------------------------------------------
     def history(self) -> list[Any]:
         """Commits of memdeck's history repository, newest first (the root's current state

@@ -77,10 +77,34 @@ def _m3_git_branch(db: Any) -> None:
     db.execute("UPDATE sessions SET git_branch = json_extract(scan, '$.git_branch')")
 
 
+def _m4_proposals(db: Any) -> None:
+    db["proposals"].create(
+        {
+            "id": str,
+            "created_at": float,
+            "status": str,  # pending | accepted | partial | rejected
+            "backend": str,
+            "model": str,
+            "prompt_hash": str,
+            "threads": str,  # JSON: thread ids of the inputs
+            "files": str,  # JSON: [{"path", "change"}]
+            "base_state": str,  # digest of the live root the proposal started from
+            "secrets": str,  # JSON: findings in what the proposal adds
+            "problems": str,  # JSON: validation problems
+            "input_tokens": int,
+            "output_tokens": int,
+            "decided_at": float,
+            "reason": str,
+        },
+        pk="id",
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Any], None]]] = [
     (1, "session index", _m1_sessions),
     (2, "model call log", _m2_model_calls),
     (3, "git branch of each session", _m3_git_branch),
+    (4, "consolidation proposals", _m4_proposals),
 ]
 LATEST = MIGRATIONS[-1][0]
 

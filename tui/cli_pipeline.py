@@ -21,6 +21,15 @@ def add_parsers(add: Any) -> None:
     add("memories", "the raw memories phase 1 produced (stage-1 rows)")
     p = add("forget", "forget a session: memories off for it, its raw memory deleted")
     p.add_argument("id", help="session id, a unique prefix of it, or the rollout path")
+    p = add("consolidate", "phase 2 into a proposal to review (nothing changes until you "
+                           "accept it)")
+    p.add_argument("--backend", choices=("offline", "openai"), default="offline")
+    add("proposals", "consolidation proposals and their status")
+    p = add("diff", "the changes a proposal would make")
+    p.add_argument("id")
+    p = add("reject", "discard a proposal, with a reason")
+    p.add_argument("id")
+    p.add_argument("--reason", metavar="TEXT")
     p = add("history", "the memory folder's history: every state, who made it")
     p.add_argument("action", nargs="?", choices=("show",), help="show one commit's diff")
     p.add_argument("commit", nargs="?", help="with show: the commit")
@@ -190,4 +199,65 @@ def cmd_restore(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         print_json({"restored": args.commit, "commit": new})
     else:
         print(f"restored the memory folder to {args.commit[:12]} (new commit {new[:12]})")
+    return 0
+
+
+def _stat(p: Any) -> str:
+    counts = {k: sum(1 for f in p.files if f["change"] == k) for k in "AMD"}
+    return ", ".join(f"{n} {w}" for n, w in ((counts["A"], "added"), (counts["M"], "changed"),
+                                                (counts["D"], "deleted")) if n) or "no files"
+
+
+def cmd_consolidate(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    p = engine.consolidate(args.backend)
+    if p is None:
+        if args.json:
+            print_json(None)
+        else:
+            print("nothing to consolidate: the memory already reflects every raw memory")
+        return 0
+    if args.json:
+        print_json(p.to_json())
+        return 0
+    print(f"backend: {BACKEND_LABEL.get(p.backend, p.backend)}")
+    print(f"proposal {p.id}: {_stat(p)} from {len(p.threads)} raw memories")
+    for f in p.files:
+        print(f"  {f['change']} {f['path']}")
+    for s in p.secrets:
+        print(f"  SECRET {s['kind']} at {s['path']}:{s['line']} ({s['preview']}): "
+              "this proposal cannot be accepted as it is")
+    for problem in p.problems:
+        print(f"  INVALID: {problem}")
+    print(f"review it with `memdeck diff {p.id}`")
+    return 0
+
+
+def cmd_proposals(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    rows = engine.proposals()
+    if args.json:
+        print_json([p.to_json() for p in rows])
+    elif not rows:
+        print("no proposals yet (run `memdeck consolidate`)")
+    else:
+        for p in rows:
+            print(f"{p.id}  {p.status:9} {iso_utc(p.created_at)}  {p.backend:8} {_stat(p)}"
+                  + (f"  ({len(p.secrets)} secrets)" if p.secrets else ""))
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    text = engine.proposal_diff(args.id)
+    if args.json:
+        print_json({"id": args.id, "diff": text})
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_reject(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    p = engine.reject(args.id, args.reason)
+    if args.json:
+        print_json(p.to_json())
+    else:
+        print(f"rejected {p.id}" + (f": {p.reason}" if p.reason else ""))
     return 0
