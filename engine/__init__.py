@@ -153,6 +153,7 @@ class Engine:
         from .backup import reset
         from .history import History
 
+        self._recover()
         history = History(self.home)
         history.snapshot()  # the state before, if history does not hold it yet
         backup = reset(self.home, self.clock.now())
@@ -169,6 +170,7 @@ class Engine:
         from .backup import restore_backup
         from .history import History
 
+        self._recover()
         history = History(self.home)
         history.snapshot()
         safety = restore_backup(self.home, backup_id, self.clock.now())
@@ -176,11 +178,18 @@ class Engine:
         return safety
 
     # -- phase 2: proposals ------------------------------------------------------------
+    def _recover(self) -> None:
+        """An accept a crash interrupted is finished or undone before the root is touched."""
+        from .accept import recover
+
+        recover(self)
+
     def consolidate(self, backend: str | None = None) -> Any:
         """Phase 2 into a pending proposal (None when memory is already up to date)."""
         from .history import History
         from .proposals import consolidate
 
+        self._recover()
         History(self.home).snapshot()  # the live state the proposal starts from, recorded
         return consolidate(self, backend or "offline")
 
@@ -193,6 +202,12 @@ class Engine:
         from .proposals import diff_text
 
         return diff_text(self, pid)
+
+    def accept(self, pid: str, files: list[str] | None = None) -> Any:
+        """Apply a proposal (all of it, or the chosen files) to the live memory root."""
+        from .accept import accept
+
+        return accept(self, pid, files)
 
     def reject(self, pid: str, reason: str | None = None) -> Any:
         from .proposals import reject
@@ -219,6 +234,7 @@ class Engine:
         from .history import History
         from .jobs import PipelineDB
 
+        self._recover()
         db = PipelineDB.open(self.home)
         try:
             with db.global_lease(int(self.clock.now()), "restore"):

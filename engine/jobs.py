@@ -291,10 +291,27 @@ class PipelineDB:
         try:
             yield token
         finally:
-            with self.tx() as c:
+            with self.tx() as c:  # unless the holder finished the job itself (accept)
                 c.execute("UPDATE jobs SET status = 'pending', lease_until = NULL, "
                           "retry_at = NULL WHERE kind = ? AND job_key = 'global' AND "
-                          "ownership_token = ?", (GLOBAL_KIND, token))
+                          "ownership_token = ? AND status = 'running'", (GLOBAL_KIND, token))
+
+    def phase2_succeeded(self, token: str, now: int, selected: list[tuple[str, int]]) -> None:
+        """Codex's `mark_global_phase2_job_succeeded`, for the lease holder."""
+        watermark = max((sua for _, sua in selected), default=0)
+        with self.tx() as c:
+            c.execute(
+                "UPDATE jobs SET status = 'done', finished_at = ?, lease_until = NULL, "
+                "last_error = NULL, retry_at = NULL, last_success_watermark = "
+                "MAX(COALESCE(last_success_watermark, 0), COALESCE(input_watermark, 0), ?) "
+                "WHERE kind = ? AND job_key = 'global' AND ownership_token = ?",
+                (now, watermark, GLOBAL_KIND, token))
+            c.execute("UPDATE stage1_outputs SET selected_for_phase2 = 0, "
+                      "selected_for_phase2_source_updated_at = NULL")
+            c.executemany(
+                "UPDATE stage1_outputs SET selected_for_phase2 = 1, "
+                "selected_for_phase2_source_updated_at = source_updated_at WHERE "
+                "thread_id = ? AND source_updated_at = ?", selected)
 
     # -- pruning (§8) -----------------------------------------------------------------
     def prune(self, max_unused_days: int, now: int) -> int:

@@ -262,6 +262,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "proposals": _pipeline("proposals"),
     "diff": _pipeline("diff"),
     "reject": _pipeline("reject"),
+    "accept": _pipeline("accept"),
     "restore": _pipeline("restore"),
     "backups": _pipeline("backups"),
     "restore-backup": _pipeline("restore_backup"),

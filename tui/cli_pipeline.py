@@ -27,6 +27,10 @@ def add_parsers(add: Any) -> None:
     add("proposals", "consolidation proposals and their status")
     p = add("diff", "the changes a proposal would make")
     p.add_argument("id")
+    p = add("accept", "apply a proposal to the memory folder (all of it, or some files)")
+    p.add_argument("id")
+    p.add_argument("--file", action="append", metavar="PATH", dest="files",
+                   help="accept only this file's change (repeatable)")
     p = add("reject", "discard a proposal, with a reason")
     p.add_argument("id")
     p.add_argument("--reason", metavar="TEXT")
@@ -260,4 +264,15 @@ def cmd_reject(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         print_json(p.to_json())
     else:
         print(f"rejected {p.id}" + (f": {p.reason}" if p.reason else ""))
+    return 0
+
+
+def cmd_accept(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    p = engine.accept(args.id, args.files)
+    if args.json:
+        print_json(p.to_json())
+    else:
+        which = f"{len(args.files)} of its files" if args.files else "all of it"
+        print(f"accepted {p.id} ({which}); the memory folder now holds it, with Codex's "
+              "baseline reset and the change in `memdeck history`")
     return 0

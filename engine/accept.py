@@ -1,0 +1,165 @@
+"""Accept a proposal (DESIGN §4): readers see the old memory root or the new one, never a mix.
+
+Under the global lease: refuse when the live root is no longer the state the proposal
+started from, when what is accepted adds a secret, or when the result would not be a valid
+root. Build the complete new root beside the live one (the chosen changes applied,
+`phase2_workspace_diff.md` gone, Codex's baseline `.git` made as Codex makes it), swap it
+in as one step (swap.py), mark `selected_for_phase2` and the global job as Codex does on
+success, and commit the result to memdeck's history with the proposal id and the source
+threads as trailers.
+
+An accept journal (`memdeck/accept.journal`) is written before the swap. `recover` finishes
+an accept that was interrupted after the swap, or undoes one interrupted before it; it runs
+before anything else touches the root.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from .baseline import reset_codex_baseline
+from .errors import HomeError, MemdeckError
+from .jobs import PipelineDB
+from .proposals import Proposal, get, root_state
+from .swap import exchange
+from .swap import recover as recover_swap
+from .workspace import DIFF_FILE, validate_artifacts
+
+
+class AcceptRefused(MemdeckError):
+    pass
+
+
+def _paths(home: Any) -> tuple[Path, Path, Path, Path]:
+    root = home.memory_root
+    return (root, root.with_name(f".{root.name}.memdeck-new"),
+            home.memdeck_dir / "accept.journal", home.memdeck_dir / "swap.journal")
+
+
+def _build(root: Path, ws: Path, new: Path, files: list[str] | None) -> None:
+    if new.exists():
+        shutil.rmtree(new)
+    if files is None:
+        shutil.copytree(ws, new, symlinks=True)
+    else:  # the live root with only the chosen files taken from the proposal
+        if root.is_dir():
+            shutil.copytree(root, new, symlinks=True)
+        else:
+            new.mkdir()
+        for rel in files:
+            src, dst = ws / rel, new / rel
+            if src.exists():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst)
+            elif dst.exists():
+                dst.unlink()
+    (new / DIFF_FILE).unlink(missing_ok=True)
+
+
+def _selected(new: Path, threads: list[str], conn: Any) -> list[tuple[str, int]]:
+    """The inputs the accepted root really holds: threads whose summary file is in it."""
+    present = {p.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+               .removeprefix("thread_id: ").strip()
+               for p in (new / "rollout_summaries").glob("*.md")}
+    rows = conn.execute("SELECT thread_id, source_updated_at FROM stage1_outputs").fetchall()
+    return [(t, int(s)) for t, s in rows if t in present and t in threads]
+
+
+def accept(engine: Any, pid: str, files: list[str] | None = None) -> Proposal:
+    home = engine.home
+    recover(engine)
+    p = get(engine, pid)
+    if p.status != "pending":
+        raise AcceptRefused(f"proposal {p.id} is {p.status}, not pending")
+    root, new, journal, swap_journal = _paths(home)
+    if root.is_symlink():
+        raise HomeError(f"{root} is a symlink; Codex and memdeck refuse it")
+    ws = home.proposals_dir / p.id / "workspace"
+    changed = {f["path"] for f in p.files}
+    if files is not None:
+        unknown = sorted(set(files) - changed)
+        if unknown:
+            raise AcceptRefused(f"{unknown[0]} is not changed by proposal {p.id}")
+    chosen = changed if files is None else set(files)
+    leaks = [s for s in p.secrets if s["path"] in chosen]
+    if leaks:
+        s = leaks[0]
+        raise AcceptRefused(f"proposal {p.id} adds a secret ({s['kind']} at {s['path']}:"
+                            f"{s['line']}); reject it, or edit the raw memory and consolidate "
+                            "again")
+    now = int(engine.clock.now())
+    db = PipelineDB.open(home)
+    try:
+        with db.global_lease(now, "accept") as token:
+            if root_state(root) != p.base_state:
+                raise AcceptRefused("memory changed since this proposal was made; consolidate "
+                                    "again")
+            from .history import History
+
+            History(home).snapshot()  # the state being replaced, if not yet recorded
+            _build(root, ws, new, None if files is None else sorted(chosen))
+            problems = validate_artifacts(new, home.config.version)
+            if problems:
+                shutil.rmtree(new)
+                raise AcceptRefused(f"accepting {'these files' if files else 'it'} would "
+                                    f"leave an invalid memory folder: {problems[0]}")
+            reset_codex_baseline(new, now)
+            selected = _selected(new, p.threads, db.conn)
+            journal.write_text(json.dumps({"proposal": p.id, "base_state": p.base_state,
+                                           "partial": files is not None}), encoding="utf-8")
+            if root.exists():
+                exchange(root, new, swap_journal)
+                shutil.rmtree(new)
+            else:
+                new.rename(root)
+            _finish(engine, db, token, p, selected, files is not None, now)
+    finally:
+        db.close()
+    return get(engine, p.id)
+
+
+def _finish(engine: Any, db: PipelineDB, token: str | None, p: Proposal,
+            selected: list[tuple[str, int]], partial: bool, now: int) -> None:
+    from .history import History
+
+    if token is not None:
+        db.phase2_succeeded(token, now, selected)
+    History(engine.home).snapshot(
+        "consolidation", f"accept proposal {p.id}" + (" (some files)" if partial else ""),
+        {"Memdeck-Proposal": p.id, "Memdeck-Threads": ",".join(t for t, _ in selected)})
+    with engine.store.transaction() as c:
+        c.execute("UPDATE proposals SET status = ?, decided_at = ? WHERE id = ?",
+                  ("partial" if partial else "accepted", now, p.id))
+    _, _, journal, _ = _paths(engine.home)
+    journal.unlink(missing_ok=True)
+
+
+def recover(engine: Any) -> str | None:
+    """Finish or undo an accept that was interrupted. Returns what was done, or None."""
+    root, new, journal, swap_journal = _paths(engine.home)
+    recover_swap(swap_journal)
+    if not journal.exists():
+        if new.exists():
+            shutil.rmtree(new)  # a build that never reached the swap
+        return None
+    data = json.loads(journal.read_text(encoding="utf-8"))
+    swapped = root_state(root) != data["base_state"]
+    if new.exists():
+        shutil.rmtree(new)
+    if not swapped:
+        journal.unlink()
+        return "undone"
+    p = get(engine, data["proposal"])
+    db = PipelineDB.open(engine.home)
+    try:
+        now = int(engine.clock.now())
+        with db.global_lease(now, "finish an interrupted accept") as token:
+            _finish(engine, db, token, p,
+                    _selected(root, p.threads, db.conn), bool(data["partial"]), now)
+    finally:
+        db.close()
+    return "finished"
+

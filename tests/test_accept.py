@@ -1,0 +1,131 @@
+"""Accepting a proposal: the files Codex reads, Codex's bookkeeping, refusals, crashes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import engine.accept as accept_mod
+from engine import Engine, demo_home
+from engine.accept import AcceptRefused, recover
+from engine.proposals import root_state
+from tui.cli import main
+
+
+@pytest.fixture
+def proposed(tmp_path: Path) -> tuple[Path, str]:
+    home = demo_home(tmp_path / "demo")
+    eng = Engine.open(home)
+    eng.extract(backend="offline")
+    return home, eng.consolidate().id
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_accept_all_gives_codex_a_valid_root_and_bookkeeping(capsys, proposed) -> None:
+    home, pid = proposed
+    assert main(["accept", pid, "--json", "--home", str(home)]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "accepted"
+    root = home / "memories"
+    assert (root / "memory_summary.md").read_text().startswith("v1\n")
+    assert "Upgrade Django to 5.1" in (root / "MEMORY.md").read_text()
+    assert len(list((root / "rollout_summaries").glob("*.md"))) == 5
+    assert not (root / "phase2_workspace_diff.md").exists()
+    assert git(root, "log", "--format=%an <%ae>|%s").strip() == \
+        "Codex <noreply@openai.com>|Initialize Codex git baseline"
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
+    conn = sqlite3.connect(home / "memories_1.sqlite")
+    assert conn.execute("SELECT SUM(selected_for_phase2) FROM stage1_outputs").fetchone()[0] == 5
+    status, lease = conn.execute("SELECT status, lease_until FROM jobs WHERE job_key = "
+                                 "'global'").fetchone()
+    conn.close()
+    assert (status, lease) == ("done", None)
+    top = Engine.open(home).history()[0]
+    assert (top.origin, top.summary) == ("consolidation", f"accept proposal {pid}")
+    trailers = git(home / "memdeck" / "history.git", "log", "-1", "--format=%B")
+    assert f"Memdeck-Proposal: {pid}" in trailers and "Memdeck-Threads: " in trailers
+    assert Engine.open(home).consolidate() is None  # nothing left to do
+    assert not list(home.glob(".memories.memdeck-new"))
+
+
+def test_memory_changed_since_the_proposal(proposed) -> None:
+    home, pid = proposed
+    (home / "memories" / "MEMORY.md").write_text("edited meanwhile\n")
+    with pytest.raises(AcceptRefused, match="memory changed since"):
+        Engine.open(home).accept(pid)
+    assert (home / "memories" / "MEMORY.md").read_text() == "edited meanwhile\n"
+
+
+def test_secrets_block_the_files_that_carry_them(proposed, tmp_path: Path) -> None:
+    home = demo_home(tmp_path / "other")
+    eng = Engine.open(home)
+    eng.extract(backend="offline")
+    conn = sqlite3.connect(home / "memories_1.sqlite")
+    conn.execute("UPDATE stage1_outputs SET raw_memory = raw_memory || "
+                 "'- fact: key ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789' "
+                 "WHERE rollout_slug = 'docs_broken_links'")
+    conn.commit()
+    conn.close()
+    p = eng.consolidate()
+    before = root_state(home / "memories")
+    with pytest.raises(AcceptRefused, match="adds a secret"):
+        eng.accept(p.id)
+    assert root_state(home / "memories") == before
+    clean = [f["path"] for f in p.files if f["path"].startswith("rollout_summaries/")]
+    assert eng.accept(p.id, clean).status == "partial"  # the files without it may go in
+
+
+def test_a_partial_accept_must_leave_a_valid_root(tmp_path: Path, home) -> None:
+    home.add("cli-preferences.jsonl", idle_hours=8)
+    eng = Engine.open(home.root)
+    eng.extract(backend="offline")
+    p = eng.consolidate()
+    with pytest.raises(AcceptRefused, match="invalid memory folder"):
+        eng.accept(p.id, ["raw_memories.md"])
+    with pytest.raises(AcceptRefused, match="not changed by proposal"):
+        eng.accept(p.id, ["nope.md"])
+    assert eng.accept(p.id).status == "accepted"  # a brand-new root, all of it
+    assert (home.root / "memories" / "MEMORY.md").exists()
+
+
+def test_a_crash_after_the_swap_is_finished_on_recovery(proposed, monkeypatch) -> None:
+    home, pid = proposed
+
+    def crash(*a, **k):
+        raise SystemExit("power cut")
+
+    monkeypatch.setattr(accept_mod, "_finish", crash)
+    with pytest.raises(SystemExit):
+        Engine.open(home).accept(pid)
+    monkeypatch.undo()
+    assert "Upgrade Django" in (home / "memories" / "MEMORY.md").read_text()  # swapped
+    assert recover(Engine.open(home)) == "finished"
+    [p] = Engine.open(home).proposals()
+    assert p.status == "accepted"
+    conn = sqlite3.connect(home / "memories_1.sqlite")
+    assert conn.execute("SELECT SUM(selected_for_phase2) FROM stage1_outputs").fetchone()[0] == 5
+    conn.close()
+
+
+def test_a_crash_before_the_swap_is_undone(proposed, monkeypatch) -> None:
+    home, pid = proposed
+    before = root_state(home / "memories")
+
+    def crash(*a, **k):
+        raise SystemExit("power cut")
+
+    monkeypatch.setattr(accept_mod, "exchange", crash)
+    with pytest.raises(SystemExit):
+        Engine.open(home).accept(pid)
+    monkeypatch.undo()
+    assert recover(Engine.open(home)) == "undone"
+    assert root_state(home / "memories") == before
+    assert not list(home.glob(".memories.memdeck-new"))
+    assert Engine.open(home).accept(pid).status == "accepted"  # and it can still go in
