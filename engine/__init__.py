@@ -191,7 +191,13 @@ class Engine:
 
         self._recover()
         History(self.home).snapshot()  # the live state the proposal starts from, recorded
-        return consolidate(self, backend or "offline")
+        p = consolidate(self, backend or "offline")
+        if (p is not None and self.config_get("memdeck.auto_accept").value
+                and not p.secrets and not p.problems):
+            from .accept import accept
+
+            p = accept(self, p.id)  # the user chose to skip review; the gates still apply
+        return p
 
     def proposals(self) -> list[Any]:
         from .proposals import list_proposals
@@ -203,11 +209,21 @@ class Engine:
 
         return diff_text(self, pid)
 
-    def accept(self, pid: str, files: list[str] | None = None) -> Any:
-        """Apply a proposal (all of it, or the chosen files) to the live memory root."""
+    def accept(self, pid: str, files: list[str] | None = None,
+               hunks: dict[str, list[int]] | None = None) -> Any:
+        """Apply a proposal (all of it, chosen files, or chosen hunks) to the memory root."""
         from .accept import accept
 
-        return accept(self, pid, files)
+        return accept(self, pid, files, hunks)
+
+    def proposal_hunks(self, pid: str) -> list[Any]:
+        """A pending proposal's changes as numbered hunks (for accepting some of them)."""
+        from .hunks import proposal_hunks
+        from .proposals import get
+
+        p = get(self, pid)
+        return proposal_hunks(self.home.memory_root,
+                              self.home.proposals_dir / p.id / "workspace", p.files)
 
     def reject(self, pid: str, reason: str | None = None) -> Any:
         from .proposals import reject

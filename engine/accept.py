@@ -22,6 +22,7 @@ from typing import Any
 
 from .baseline import reset_codex_baseline
 from .errors import HomeError, MemdeckError
+from .hunks import apply_hunks, proposal_hunks
 from .jobs import PipelineDB
 from .proposals import Proposal, get, root_state
 from .swap import exchange
@@ -39,7 +40,8 @@ def _paths(home: Any) -> tuple[Path, Path, Path, Path]:
             home.memdeck_dir / "accept.journal", home.memdeck_dir / "swap.journal")
 
 
-def _build(root: Path, ws: Path, new: Path, files: list[str] | None) -> None:
+def _build(root: Path, ws: Path, new: Path, files: list[str] | None,
+           hunks: dict[str, set[int]] | None = None) -> None:
     if new.exists():
         shutil.rmtree(new)
     if files is None:
@@ -49,6 +51,12 @@ def _build(root: Path, ws: Path, new: Path, files: list[str] | None) -> None:
             shutil.copytree(root, new, symlinks=True)
         else:
             new.mkdir()
+        for rel, chosen in (hunks or {}).items():
+            old_lines = _lines(root / rel)
+            merged = apply_hunks(old_lines, _lines(ws / rel), chosen)
+            dst = new / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_text("".join(merged), encoding="utf-8")
         for rel in files:
             src, dst = ws / rel, new / rel
             if src.exists():
@@ -57,6 +65,10 @@ def _build(root: Path, ws: Path, new: Path, files: list[str] | None) -> None:
             elif dst.exists():
                 dst.unlink()
     (new / DIFF_FILE).unlink(missing_ok=True)
+
+
+def _lines(p: Path) -> list[str]:
+    return p.read_text(encoding="utf-8").splitlines(keepends=True) if p.is_file() else []
 
 
 def _selected(new: Path, threads: list[str], conn: Any) -> list[tuple[str, int]]:
@@ -68,7 +80,10 @@ def _selected(new: Path, threads: list[str], conn: Any) -> list[tuple[str, int]]
     return [(t, int(s)) for t, s in rows if t in present and t in threads]
 
 
-def accept(engine: Any, pid: str, files: list[str] | None = None) -> Proposal:
+def accept(engine: Any, pid: str, files: list[str] | None = None,
+           hunks: dict[str, list[int]] | None = None) -> Proposal:
+    """All of a proposal, its changes to the chosen `files`, and/or the chosen `hunks`
+    ({path: [hunk index, …]}, as `proposal_hunks` numbers them)."""
     home = engine.home
     recover(engine)
     p = get(engine, pid)
@@ -83,8 +98,25 @@ def accept(engine: Any, pid: str, files: list[str] | None = None) -> Proposal:
         unknown = sorted(set(files) - changed)
         if unknown:
             raise AcceptRefused(f"{unknown[0]} is not changed by proposal {p.id}")
+    picked = {k: set(v) for k, v in (hunks or {}).items()}
+    if hunks is not None:
+        files = list(files or [])
+        for rel in picked:
+            if rel not in changed:
+                raise AcceptRefused(f"{rel} is not changed by proposal {pid}")
     chosen = changed if files is None else set(files)
     leaks = [s for s in p.secrets if s["path"] in chosen]
+    if picked:
+        by_hunk = {(h.path, h.index): h for h in proposal_hunks(home.memory_root, ws,
+                                                                p.files)}
+        for rel, idx in picked.items():
+            for i in idx:
+                h = by_hunk.get((rel, i))
+                if h is None:
+                    raise AcceptRefused(f"{rel} has no hunk {i} in proposal {p.id}")
+                first, count = h.new_range
+                leaks += [s for s in p.secrets if s["path"] == rel
+                          and first <= s["line"] < first + max(count, 1)]
     if leaks:
         s = leaks[0]
         raise AcceptRefused(f"proposal {p.id} adds a secret ({s['kind']} at {s['path']}:"
@@ -100,7 +132,7 @@ def accept(engine: Any, pid: str, files: list[str] | None = None) -> Proposal:
             from .history import History
 
             History(home).snapshot()  # the state being replaced, if not yet recorded
-            _build(root, ws, new, None if files is None else sorted(chosen))
+            _build(root, ws, new, None if files is None else sorted(chosen), picked)
             problems = validate_artifacts(new, home.config.version)
             if problems:
                 shutil.rmtree(new)

@@ -129,3 +129,21 @@ def test_a_crash_before_the_swap_is_undone(proposed, monkeypatch) -> None:
     assert root_state(home / "memories") == before
     assert not list(home.glob(".memories.memdeck-new"))
     assert Engine.open(home).accept(pid).status == "accepted"  # and it can still go in
+
+
+def test_auto_accept_applies_clean_proposals_only(tmp_path: Path) -> None:
+    home = demo_home(tmp_path / "auto")
+    eng = Engine.open(home)
+    eng.config_set("memdeck.auto_accept", "true")
+    eng.extract(backend="offline")
+    p = eng.consolidate()
+    assert p.status == "accepted"
+    assert "Upgrade Django to 5.1" in (home / "memories" / "MEMORY.md").read_text()
+    # a proposal carrying a secret still waits for review
+    conn = sqlite3.connect(home / "memories_1.sqlite")
+    conn.execute("UPDATE stage1_outputs SET raw_memory = raw_memory || "
+                 "'- fact: key ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789', "
+                 "source_updated_at = source_updated_at WHERE rollout_slug = 'docs_broken_links'")
+    conn.commit()
+    conn.close()
+    assert eng.consolidate().status == "pending"

@@ -232,7 +232,11 @@ def cmd_consolidate(args: argparse.Namespace, engine: Any, print_json: Any) -> i
               "this proposal cannot be accepted as it is")
     for problem in p.problems:
         print(f"  INVALID: {problem}")
-    print(f"review it with `memdeck diff {p.id}`")
+    if p.status == "accepted":
+        print("auto-accepted (memdeck.auto_accept is on): the memory folder holds it now")
+    else:
+        print(f"review it with `memdeck diff {p.id}`, then `memdeck accept {p.id}` or "
+              f"`memdeck reject {p.id}`")
     return 0
 
 

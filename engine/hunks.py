@@ -1,0 +1,73 @@
+"""A proposal's changes as hunks that can be accepted one by one.
+
+Hunks are difflib's grouped opcodes with three lines of context, the same hunks
+`memdeck diff` prints, numbered per file from 0. Applying a subset takes each chosen hunk's
+new lines and keeps the old lines everywhere else.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+CONTEXT = 3
+
+
+@dataclass(frozen=True)
+class Hunk:
+    path: str
+    index: int
+    header: str  # @@ -a,b +c,d @@
+    old_range: tuple[int, int]  # 1-based first line, count
+    new_range: tuple[int, int]
+    lines: tuple[str, ...]  # with ' ', '-', '+' prefixes
+
+
+def _read(p: Path) -> list[str]:
+    if not p.is_file():
+        return []
+    return p.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+
+
+def _groups(old: list[str], new: list[str]) -> list[list[tuple[str, int, int, int, int]]]:
+    return list(difflib.SequenceMatcher(None, old, new, autojunk=False)
+                .get_grouped_opcodes(CONTEXT))
+
+
+def file_hunks(path: str, old: list[str], new: list[str]) -> list[Hunk]:
+    out = []
+    for i, group in enumerate(_groups(old, new)):
+        a0, a1, b0, b1 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+        lines: list[str] = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [" " + x for x in old[i1:i2]]
+            else:
+                lines += ["-" + x for x in old[i1:i2]] + ["+" + x for x in new[j1:j2]]
+        out.append(Hunk(path, i, f"@@ -{a0 + 1},{a1 - a0} +{b0 + 1},{b1 - b0} @@",
+                        (a0 + 1, a1 - a0), (b0 + 1, b1 - b0), tuple(lines)))
+    return out
+
+
+def proposal_hunks(live: Path, ws: Path, files: list[dict[str, str]]) -> list[Hunk]:
+    out: list[Hunk] = []
+    for f in files:
+        out += file_hunks(f["path"], _read(live / f["path"]), _read(ws / f["path"]))
+    return out
+
+
+def apply_hunks(old: list[str], new: list[str], chosen: set[int]) -> list[str]:
+    """`old` with the chosen hunks of old -> new applied, nothing else."""
+    result: list[str] = []
+    pos = 0
+    for index, group in enumerate(_groups(old, new)):
+        if index not in chosen:
+            continue
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                continue
+            result += old[pos:i1]
+            result += new[j1:j2]
+            pos = i2
+    return result + old[pos:]
