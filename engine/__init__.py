@@ -120,14 +120,22 @@ class Engine:
     def phase1_backend(self, name: str | None = None) -> Any:
         """The backend to extract with: `offline`, `openai`, or memdeck's setting (auto)."""
         from .llm.offline import OfflinePhase1
+
+        if self.backend_name(name) == "offline":
+            return OfflinePhase1()
+        from .llm.openai_backend import resolve_backend_config
+        from .llm.openai_phase1 import OpenAIPhase1
+
+        return OpenAIPhase1(resolve_backend_config(self._settings_file("memdeck").read(),
+                                                   self.home.config))
+
+    def backend_name(self, name: str | None = None) -> str:
+        """`offline` or `openai`: the one given, else memdeck.backend (auto: openai when an
+        endpoint or a key is configured)."""
         from .llm.openai_backend import choose_backend, resolve_backend_config
 
         cfg = resolve_backend_config(self._settings_file("memdeck").read(), self.home.config)
-        if choose_backend(name or self.config_get("memdeck.backend").value, cfg) == "offline":
-            return OfflinePhase1()
-        from .llm.openai_phase1 import OpenAIPhase1
-
-        return OpenAIPhase1(cfg)
+        return choose_backend(name or self.config_get("memdeck.backend").value, cfg)
 
     def extract(self, ids: list[str] | None = None, backend: str | None = None,
                 limit: int | None = None, progress: Any = None, cancel: Any = None) -> Any:
@@ -191,7 +199,7 @@ class Engine:
 
         self._recover()
         History(self.home).snapshot()  # the live state the proposal starts from, recorded
-        p = consolidate(self, backend or "offline")
+        p = consolidate(self, self.backend_name(backend))
         if (p is not None and self.config_get("memdeck.auto_accept").value
                 and not p.secrets and not p.problems):
             from .accept import accept

@@ -125,9 +125,8 @@ def _added_secrets(diff: str) -> list[dict[str, Any]]:
 
 def consolidate(engine: Any, backend: str = "offline") -> Proposal | None:
     """Build a pending proposal; None when the memory is already up to date."""
-    if backend != "offline":
-        raise MemdeckError("consolidation with the openai backend (a tool-using agent) is not "
-                           "available yet; run `memdeck consolidate --backend offline`")
+    if backend not in ("offline", "openai"):
+        raise MemdeckError(f"unknown backend {backend!r}; use offline or openai")
     home, cfg = engine.home, engine.home.config
     root = home.memory_root
     if root.is_symlink():
@@ -151,13 +150,12 @@ def consolidate(engine: Any, backend: str = "offline") -> Proposal | None:
             sync_inputs(ws, selected, cfg.version)
             prune_extension_resources(ws, now)
             (ws / DIFF_FILE).write_text(render_diff_file(workspace_diff(ws)), encoding="utf-8")
-            present = {p.stem for p in (ws / "rollout_summaries").glob("*.md")}
-            memory = merge_memory(_read(ws / "MEMORY.md"), selected, present)
-            (ws / "MEMORY.md").write_text(memory, encoding="utf-8")
-            (ws / "memory_summary.md").write_text(
-                merge_summary(_read(ws / "memory_summary.md") or "v1\n", memory, now),
-                encoding="utf-8")
-            (ws / DIFF_FILE).unlink()
+            try:
+                model, usage = _consolidate(engine, backend, ws, selected, now)
+            except BaseException:
+                shutil.rmtree(pdir, ignore_errors=True)  # nothing half-made is kept
+                raise
+            (ws / DIFF_FILE).unlink(missing_ok=True)
     finally:
         db.close()
     files = changed_files(root, ws)
@@ -166,17 +164,59 @@ def consolidate(engine: Any, backend: str = "offline") -> Proposal | None:
         return None
     diff = unified_diff(root, ws, files)
     (pdir / "proposal.diff").write_text(diff, encoding="utf-8")
-    from .llm.offline import MODEL_NAME
-
-    p = Proposal(pid, now, "pending", "offline", MODEL_NAME, [m.thread_id for m in selected],
+    p = Proposal(pid, now, "pending", backend, model, [m.thread_id for m in selected],
                  files, base, _added_secrets(diff), validate_artifacts(ws, cfg.version))
     with engine.store.transaction() as c:
         c.execute("INSERT INTO proposals (id, created_at, status, backend, model, threads, "
-                  "files, base_state, secrets, problems) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                  "files, base_state, secrets, problems, input_tokens, output_tokens) "
+                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                   (p.id, p.created_at, p.status, p.backend, p.model, json.dumps(p.threads),
                    json.dumps(p.files), p.base_state, json.dumps(p.secrets),
-                   json.dumps(p.problems)))
+                   json.dumps(p.problems), usage[0], usage[1]))
     return p
+
+
+def _consolidate(engine: Any, backend: str, ws: Path, selected: list[Any],
+                 now: float) -> tuple[str, tuple[int, int]]:
+    """Run the consolidation in the workspace. Returns (model, (input, output tokens))."""
+    if backend == "offline":
+        from .llm.offline import MODEL_NAME
+
+        present = {p.stem for p in (ws / "rollout_summaries").glob("*.md")}
+        memory = merge_memory(_read(ws / "MEMORY.md"), selected, present)
+        (ws / "MEMORY.md").write_text(memory, encoding="utf-8")
+        (ws / "memory_summary.md").write_text(
+            merge_summary(_read(ws / "memory_summary.md") or "v1\n", memory, now),
+            encoding="utf-8")
+        return MODEL_NAME, (0, 0)
+    import prompts
+
+    from .llm.agent import run_agent
+    from .llm.calllog import log_call, prompt_hash
+    from .llm.openai_backend import build_client, resolve_backend_config
+
+    cfg = resolve_backend_config(engine._settings_file("memdeck").read(), engine.home.config)
+    ext = (ws / "extensions").is_dir()
+    prompt = prompts.render(
+        "consolidation", memory_root=str(ws), phase2_workspace_diff_file=DIFF_FILE,
+        extensions_block=("\nRead every `extensions/<name>/instructions.md` before you start, "
+                          "and remove memories that come only from deleted extension "
+                          "resources.\n") if ext else "")
+    started = time.perf_counter()
+    error, run = None, None
+    try:
+        run = run_agent(build_client(cfg), cfg, prompt, ws)
+    except MemdeckError as e:
+        error = str(e)
+        raise
+    finally:
+        log_call(engine.store.conn(), backend="openai", purpose="phase2",
+                 prompt_name="consolidation", prompt_hash=prompt_hash(prompt), model=cfg.
+                 consolidation_model, thread_id=None,
+                 input_tokens=run.input_tokens if run else 0,
+                 output_tokens=run.output_tokens if run else 0,
+                 duration_ms=int((time.perf_counter() - started) * 1000), error=error)
+    return cfg.consolidation_model, (run.input_tokens, run.output_tokens)
 
 
 def _read(p: Path) -> str:

@@ -85,7 +85,8 @@ def test_reject_keeps_the_record_and_drops_the_workspace(capsys, demo: Path) -> 
 
 def test_refusals_are_one_line(capsys, demo: Path) -> None:
     code, _, err = run(capsys, "consolidate", "--backend", "openai", "--home", str(demo))
-    assert code == 1 and "not available yet" in err and err.count("\n") == 1
+    assert code == 1 and "needs a key" in err and err.count("\n") == 1
+    assert not list((demo / "memdeck" / "proposals").glob("*"))  # nothing half-made kept
     conn = sqlite3.connect(demo / "memories_1.sqlite")
     conn.execute("UPDATE jobs SET status = 'running', worker_id = 'codex-thread', "
                  "lease_until = ? WHERE job_key = 'global'", (int(time.time()) + 600,))

@@ -23,7 +23,8 @@ def add_parsers(add: Any) -> None:
     p.add_argument("id", help="session id, a unique prefix of it, or the rollout path")
     p = add("consolidate", "phase 2 into a proposal to review (nothing changes until you "
                            "accept it)")
-    p.add_argument("--backend", choices=("offline", "openai"), default="offline")
+    p.add_argument("--backend", choices=("offline", "openai"),
+                   help="default: offline; openai runs a tool-using agent on the workspace")
     add("proposals", "consolidation proposals and their status")
     p = add("diff", "the changes a proposal would make")
     p.add_argument("id")
