@@ -151,7 +151,7 @@ def consolidate(engine: Any, backend: str = "offline") -> Proposal | None:
             prune_extension_resources(ws, now)
             (ws / DIFF_FILE).write_text(render_diff_file(workspace_diff(ws)), encoding="utf-8")
             try:
-                model, usage = _consolidate(engine, backend, ws, selected, now)
+                model, usage, phash = _consolidate(engine, backend, ws, selected, now)
             except BaseException:
                 shutil.rmtree(pdir, ignore_errors=True)  # nothing half-made is kept
                 raise
@@ -168,17 +168,17 @@ def consolidate(engine: Any, backend: str = "offline") -> Proposal | None:
                  files, base, _added_secrets(diff), validate_artifacts(ws, cfg.version))
     with engine.store.transaction() as c:
         c.execute("INSERT INTO proposals (id, created_at, status, backend, model, threads, "
-                  "files, base_state, secrets, problems, input_tokens, output_tokens) "
-                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                  "files, base_state, secrets, problems, input_tokens, output_tokens, "
+                  "prompt_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                   (p.id, p.created_at, p.status, p.backend, p.model, json.dumps(p.threads),
                    json.dumps(p.files), p.base_state, json.dumps(p.secrets),
-                   json.dumps(p.problems), usage[0], usage[1]))
+                   json.dumps(p.problems), usage[0], usage[1], phash))
     return p
 
 
 def _consolidate(engine: Any, backend: str, ws: Path, selected: list[Any],
-                 now: float) -> tuple[str, tuple[int, int]]:
-    """Run the consolidation in the workspace. Returns (model, (input, output tokens))."""
+                 now: float) -> tuple[str, tuple[int, int], str | None]:
+    """Run the consolidation in the workspace: (model, (input, output tokens), prompt hash)."""
     if backend == "offline":
         from .llm.offline import MODEL_NAME
 
@@ -188,7 +188,7 @@ def _consolidate(engine: Any, backend: str, ws: Path, selected: list[Any],
         (ws / "memory_summary.md").write_text(
             merge_summary(_read(ws / "memory_summary.md") or "v1\n", memory, now),
             encoding="utf-8")
-        return MODEL_NAME, (0, 0)
+        return MODEL_NAME, (0, 0), None
     import prompts
 
     from .llm.agent import run_agent
@@ -216,7 +216,8 @@ def _consolidate(engine: Any, backend: str, ws: Path, selected: list[Any],
                  input_tokens=run.input_tokens if run else 0,
                  output_tokens=run.output_tokens if run else 0,
                  duration_ms=int((time.perf_counter() - started) * 1000), error=error)
-    return cfg.consolidation_model, (run.input_tokens, run.output_tokens)
+    return (cfg.consolidation_model, (run.input_tokens, run.output_tokens),
+            prompt_hash(prompt))
 
 
 def _read(p: Path) -> str:
