@@ -80,3 +80,27 @@ def fixture_path() -> Callable[[str], Path]:
 
 
 from llm_server import llm_server  # noqa: E402,F401  (the local OpenAI-compatible server)
+
+FAKE_GITHUB_TOKEN = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+
+
+def plant_secret(home: Path, slug: str = "docs_broken_links") -> None:
+    """A raw memory that carries a secret, as a careless writer could have stored it."""
+    import sqlite3
+
+    conn = sqlite3.connect(home / "memories_1.sqlite")
+    conn.execute("UPDATE stage1_outputs SET raw_memory = raw_memory || ? WHERE rollout_slug = ?",
+                 (f"- fact: key {FAKE_GITHUB_TOKEN}", slug))
+    conn.commit()
+    conn.close()
+
+
+def hold_global_lease(home: Path, seconds: int = 600) -> None:
+    """A Codex session consolidating right now: the global job running with a live lease."""
+    import sqlite3
+
+    conn = sqlite3.connect(home / "memories_1.sqlite")
+    conn.execute("UPDATE jobs SET status = 'running', worker_id = 'codex-thread', "
+                 "lease_until = ? WHERE job_key = 'global'", (int(time.time()) + seconds,))
+    conn.commit()
+    conn.close()

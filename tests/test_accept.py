@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import plant_secret
 
 import engine.accept as accept_mod
 from engine import Engine, demo_home
@@ -67,12 +68,7 @@ def test_secrets_block_the_files_that_carry_them(proposed, tmp_path: Path) -> No
     home = demo_home(tmp_path / "other")
     eng = Engine.open(home)
     eng.extract(backend="offline")
-    conn = sqlite3.connect(home / "memories_1.sqlite")
-    conn.execute("UPDATE stage1_outputs SET raw_memory = raw_memory || "
-                 "'- fact: key ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789' "
-                 "WHERE rollout_slug = 'docs_broken_links'")
-    conn.commit()
-    conn.close()
+    plant_secret(home)
     p = eng.consolidate()
     before = root_state(home / "memories")
     with pytest.raises(AcceptRefused, match="adds a secret"):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
+from conftest import hold_global_lease
 
 from engine import Engine, MemdeckError, NotFound, demo_home
 from engine.baseline import reset_codex_baseline
@@ -71,11 +71,7 @@ def test_edits_restore_and_show(capsys, demo: Path) -> None:
 def test_restore_waits_for_a_running_consolidation(demo: Path) -> None:
     eng = Engine.open(demo)
     first = eng.history()[0].commit
-    conn = sqlite3.connect(demo / "memories_1.sqlite")
-    conn.execute("UPDATE jobs SET status = 'running', worker_id = 'codex-thread', "
-                 "lease_until = ? WHERE job_key = 'global'", (int(time.time()) + 600,))
-    conn.commit()
-    conn.close()
+    hold_global_lease(demo)
     (demo / "memories" / "MEMORY.md").write_text("changed\n")
     with pytest.raises(MemdeckError, match="consolidation is running"):
         eng.restore(first)

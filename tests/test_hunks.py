@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import plant_secret
 
 from engine import Engine, demo_home
 from engine.accept import AcceptRefused
@@ -59,12 +59,7 @@ def test_a_hunk_that_adds_a_secret_is_refused(tmp_path: Path) -> None:
     home = demo_home(tmp_path / "s")
     eng = Engine.open(home)
     eng.extract(backend="offline")
-    conn = sqlite3.connect(home / "memories_1.sqlite")
-    conn.execute("UPDATE stage1_outputs SET raw_memory = raw_memory || "
-                 "'- fact: key ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789' "
-                 "WHERE rollout_slug = 'docs_broken_links'")
-    conn.commit()
-    conn.close()
+    plant_secret(home)
     p = eng.consolidate()
     secret = p.secrets[0]
     bad = next(h for h in eng.proposal_hunks(p.id) if h.path == secret["path"] and

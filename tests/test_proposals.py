@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
+from conftest import hold_global_lease
 
 from engine import Engine, MemdeckError, demo_home
 from engine.proposals import root_state
@@ -87,11 +87,7 @@ def test_refusals_are_one_line(capsys, demo: Path) -> None:
     code, _, err = run(capsys, "consolidate", "--backend", "openai", "--home", str(demo))
     assert code == 1 and "needs a key" in err and err.count("\n") == 1
     assert not list((demo / "memdeck" / "proposals").glob("*"))  # nothing half-made kept
-    conn = sqlite3.connect(demo / "memories_1.sqlite")
-    conn.execute("UPDATE jobs SET status = 'running', worker_id = 'codex-thread', "
-                 "lease_until = ? WHERE job_key = 'global'", (int(time.time()) + 600,))
-    conn.commit()
-    conn.close()
+    hold_global_lease(demo)
     with pytest.raises(MemdeckError, match="consolidation is running"):
         Engine.open(demo).consolidate()
     code, _, err = run(capsys, "diff", "nope", "--home", str(demo))

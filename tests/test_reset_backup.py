@@ -8,10 +8,10 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from conftest import hold_global_lease
 
 from engine import Engine, HomeError, MemdeckError, demo_home
 from tui.cli import main
@@ -90,11 +90,7 @@ def test_symlinked_root_is_refused(demo: Path, tmp_path: Path) -> None:
 
 
 def test_running_consolidation_blocks_reset(demo: Path) -> None:
-    conn = sqlite3.connect(demo / "memories_1.sqlite")
-    conn.execute("UPDATE jobs SET status = 'running', worker_id = 'codex-thread', "
-                 "lease_until = ? WHERE job_key = 'global'", (int(time.time()) + 600,))
-    conn.commit()
-    conn.close()
+    hold_global_lease(demo)
     with pytest.raises(MemdeckError, match="consolidation is running"):
         Engine.open(demo).reset()
     assert (demo / "memories" / "MEMORY.md").exists()
