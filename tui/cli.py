@@ -258,6 +258,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "forget": _pipeline("forget"),
     "reset": _pipeline("reset"),
     "history": _pipeline("history"),
+    "watch": _pipeline("watch"),
     "consolidate": _pipeline("consolidate"),
     "proposals": _pipeline("proposals"),
     "diff": _pipeline("diff"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
@@ -35,6 +36,10 @@ def add_parsers(add: Any) -> None:
     p = add("reject", "discard a proposal, with a reason")
     p.add_argument("id")
     p.add_argument("--reason", metavar="TEXT")
+    p = add("watch", "keep the index and history current; with memdeck.auto_extract on, "
+                     "extract sessions as they go idle (Ctrl-C stops)")
+    p.add_argument("--tick", type=float, default=60.0, metavar="SECONDS",
+                   help="how often idle sessions are looked for (default 60)")
     p = add("history", "the memory folder's history: every state, who made it")
     p.add_argument("action", nargs="?", choices=("show",), help="show one commit's diff")
     p.add_argument("commit", nargs="?", help="with show: the commit")
@@ -280,4 +285,24 @@ def cmd_accept(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         which = f"{len(args.files)} of its files" if args.files else "all of it"
         print(f"accepted {p.id} ({which}); the memory folder now holds it, with Codex's "
               "baseline reset and the change in `memdeck history`")
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    import time
+
+    from engine.watch import Watcher
+
+    def show(event: Any) -> None:
+        if args.json:
+            sys.stdout.write(json.dumps({"time": iso_utc(time.time()), "kind": event.kind,
+                                         "detail": event.detail}) + "\n")
+        else:
+            sys.stdout.write(f"{time.strftime('%H:%M:%S')}  {event.kind:15} {event.detail}\n")
+        sys.stdout.flush()
+
+    auto = engine.config_get("memdeck.auto_extract").value
+    print(f"memdeck: watching {engine.home.root} (auto_extract {'on' if auto else 'off'}); "
+          "Ctrl-C stops", file=sys.stderr)
+    Watcher(engine, show, tick=max(1.0, args.tick)).run()
     return 0

@@ -1,0 +1,113 @@
+"""The watcher and idle scheduler (DESIGN §4): `memdeck watch`, and the TUI's live updates.
+
+watchfiles reports changes under `sessions/`, `archived_sessions/` and the memory root,
+debounced. A rollout change re-indexes (only the changed files are read). A change to the
+memory root that memdeck did not make is committed to the history repository as `codex` or
+`external`. Sessions become eligible by time passing rather than by file events, so the loop
+also wakes up every `tick` seconds; with `memdeck.auto_extract` on, each wake-up is a
+scheduler round: phase 1 for up to `max_rollouts_per_startup` newly eligible sessions, then
+a consolidation proposal when new raw memories exist (applied at once only with
+`memdeck.auto_accept`). The loop ends promptly when its stop event is set.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    kind: str  # indexed | memory_changed | extracted | proposal | error
+    detail: str
+
+
+Listener = Callable[[WatchEvent], None]
+
+
+def _under(path: str, folder: Path) -> bool:
+    try:
+        Path(path).relative_to(folder)
+    except ValueError:
+        return False
+    return True
+
+
+class Watcher:
+    def __init__(self, engine: Any, on_event: Listener, stop: threading.Event | None = None,
+                 tick: float = 60.0, debounce_ms: int = 400) -> None:
+        self.engine = engine
+        self.on_event = on_event
+        self.stop = stop or threading.Event()
+        self.tick = tick
+        self.debounce_ms = debounce_ms
+
+    def _emit(self, kind: str, detail: str) -> None:
+        try:
+            self.on_event(WatchEvent(kind, detail))
+        except Exception:  # noqa: BLE001 - a listener must not stop the watcher
+            log.exception("watch listener failed")
+
+    def folders(self) -> list[Path]:
+        home = self.engine.home
+        out = [home.sessions_dir, home.archived_dir, home.memory_root]
+        for f in out:
+            f.mkdir(parents=True, exist_ok=True)
+        return out
+
+    def run(self) -> None:
+        import watchfiles
+
+        from .history import History
+
+        History(self.engine.home).snapshot()  # the state found when the watcher starts
+        self._round(set())
+        for changes in watchfiles.watch(*self.folders(), stop_event=self.stop,
+                                        debounce=self.debounce_ms, step=50,
+                                        rust_timeout=int(self.tick * 1000),
+                                        yield_on_timeout=True, raise_interrupt=False):
+            if self.stop.is_set():
+                break
+            self._round({p for _, p in changes})
+
+    def _round(self, paths: set[str]) -> None:
+        home = self.engine.home
+        try:
+            rollouts = [p for p in paths if _under(p, home.sessions_dir)
+                        or _under(p, home.archived_dir)]
+            if rollouts or not paths:
+                stats = self.engine.refresh()
+                if stats.scanned_full or stats.scanned_append or stats.removed:
+                    self._emit("indexed", f"{stats.scanned_full} new, {stats.scanned_append} "
+                                          f"grown, {stats.removed} removed")
+            if any(_under(p, home.memory_root) and "/.git" not in p[len(str(home.memory_root)):]
+                   for p in paths):
+                from .history import History
+
+                commit = History(home).snapshot()
+                if commit:
+                    self._emit("memory_changed", f"recorded {commit[:12]} in history")
+            if self.engine.config_get("memdeck.auto_extract").value:
+                self._schedule()
+        except Exception as e:  # noqa: BLE001 - reported, and the watcher goes on
+            self._emit("error", str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+    def _schedule(self) -> None:
+        """One idle-scheduler round, as Codex's start-up task caps it."""
+        cap = self.engine.home.config.max_rollouts_per_startup
+        report = self.engine.extract(limit=cap)
+        done = report.count("extracted")
+        if done or report.count("no_output") or report.count("failed"):
+            self._emit("extracted", f"{done} extracted, {report.count('no_output')} with "
+                                    f"nothing durable, {report.count('failed')} failed "
+                                    f"({report.backend})")
+        if done:
+            p = self.engine.consolidate()
+            if p is not None:
+                self._emit("proposal", f"proposal {p.id} is {p.status}")
