@@ -18,8 +18,6 @@ from .index import RefreshStats, SessionIndex
 from .pipeline_db import read_snapshot
 from .sessions import Session, build_sessions, find_session
 from .settings import (
-    MEMDECK_KEYS,
-    MEMORIES_KEYS,
     SettingsFile,
     SettingValue,
     all_keys,
@@ -298,9 +296,6 @@ class Engine:
     def config_all(self) -> list[SettingValue]:
         return [self.config_get(k) for k in all_keys()]
 
-
-def known_setting_names() -> list[str]:
-    return ["memories", *MEMORIES_KEYS, *(f"memdeck.{k}" for k in MEMDECK_KEYS)]
 
 
 def demo_home(path: str | Path | None = None, clock: Clock | None = None) -> Path:

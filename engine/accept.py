@@ -25,6 +25,7 @@ from .errors import HomeError, MemdeckError
 from .hunks import apply_hunks, proposal_hunks
 from .jobs import PipelineDB
 from .proposals import Proposal, get, root_state
+from .settings import write_text_atomic
 from .swap import exchange
 from .swap import recover as recover_swap
 from .workspace import DIFF_FILE, validate_artifacts
@@ -93,6 +94,8 @@ def accept(engine: Any, pid: str, files: list[str] | None = None,
     if root.is_symlink():
         raise HomeError(f"{root} is a symlink; Codex and memdeck refuse it")
     ws = home.proposals_dir / p.id / "workspace"
+    if not ws.is_dir():
+        raise AcceptRefused(f"proposal {p.id} has lost its workspace ({ws}); consolidate again")
     changed = {f["path"] for f in p.files}
     if files is not None:
         unknown = sorted(set(files) - changed)
@@ -140,8 +143,8 @@ def accept(engine: Any, pid: str, files: list[str] | None = None,
                                     f"leave an invalid memory folder: {problems[0]}")
             reset_codex_baseline(new, now)
             selected = _selected(new, p.threads, db.conn)
-            journal.write_text(json.dumps({"proposal": p.id, "base_state": p.base_state,
-                                           "partial": files is not None}), encoding="utf-8")
+            write_text_atomic(journal, json.dumps({"proposal": p.id, "base_state": p.base_state,
+                                                   "partial": files is not None}))
             if root.exists():
                 exchange(root, new, swap_journal)
                 shutil.rmtree(new)
@@ -177,8 +180,15 @@ def recover(engine: Any) -> str | None:
         if new.exists():
             shutil.rmtree(new)  # a build that never reached the swap
         return None
-    data = json.loads(journal.read_text(encoding="utf-8"))
-    swapped = root_state(root) != data["base_state"]
+    try:
+        data = json.loads(journal.read_text(encoding="utf-8"))
+        swapped = root_state(root) != data["base_state"]
+    except (ValueError, KeyError, TypeError, OSError):
+        # written atomically before the swap, so a damaged journal means no swap happened
+        if new.exists():
+            shutil.rmtree(new)
+        journal.unlink()
+        return "undone"
     if new.exists():
         shutil.rmtree(new)
     if not swapped:

@@ -176,16 +176,22 @@ def restore_backup(home: CodexHome, backup_id: str, now: float) -> Backup:
         raise NotFound(f"no backup {backup_id!r} (see `memdeck backups`)")
     src = match[0].path
     _check_roots(home)
+    staging = home.memdeck_dir / f".restore-{backup_id}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    try:  # read and unpack everything before anything live is touched
+        with tarfile.open(src, "r:gz") as tar:
+            manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
+            members = [m for m in tar.getmembers() if m.name.startswith("roots/")]
+            tar.extractall(staging, members=members, filter="tar")
+            dbs = {name: json.load(tar.extractfile(f"db/{i}.json"))  # type: ignore[arg-type]
+                   for i, name in enumerate(manifest["databases"])}
+    except (tarfile.TarError, OSError, ValueError, KeyError, TypeError, EOFError) as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise MemdeckError(f"backup {backup_id} is damaged or unsafe ({type(e).__name__}: "
+                           f"{str(e).splitlines()[0] if str(e) else 'unreadable'}); "
+                           "nothing was changed") from None
     safety = create_backup(home, now)
-    with tarfile.open(src, "r:gz") as tar:
-        manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
-        staging = home.memdeck_dir / f".restore-{backup_id}"
-        if staging.exists():
-            shutil.rmtree(staging)
-        members = [m for m in tar.getmembers() if m.name.startswith("roots/")]
-        tar.extractall(staging, members=members, filter="tar")
-        dbs = {name: json.load(tar.extractfile(f"db/{i}.json"))  # type: ignore[arg-type]
-               for i, name in enumerate(manifest["databases"])}
     for name in ("memories", "memories_extensions", "memories_v2"):
         root, restored = home.root / name, staging / "roots" / name
         if restored.exists():

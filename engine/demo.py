@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .clock import Clock, iso_utc
+from .clock import Clock
 from .codex_schema import create_memories_db, create_state_db
 from .demo_content import SESSIONS, UNREADABLE_HOURS_AGO, DemoSession
 from .demo_memory import write_memory_root
@@ -291,6 +291,3 @@ def _write_pipeline_db(root: Path, plan: list, ids: dict[str, str], mtimes: dict
         r["rollout_path"] = next(str(p) for p in root.rglob(f"rollout-*{r['thread_id']}*"))
     return selected
 
-
-def describe(root: Path, now: float) -> str:
-    return f"demo Codex home at {root} (built {iso_utc(now)})"

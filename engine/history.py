@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .baseline import is_codex_baseline
@@ -155,6 +154,3 @@ def _origin(message: str) -> str:
             return value if value in ORIGINS else "external"
     return "external"
 
-
-def history_path(home: CodexHome) -> Path:
-    return home.history_git

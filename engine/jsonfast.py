@@ -135,6 +135,3 @@ def describe_bad_line(line: bytes) -> tuple[str, str]:
     return "invalid_json", "invalid JSON (rejected by the strict parser)"
 
 
-def is_user_message_event(line: bytes) -> bool:
-    return b'"user_message"' in line
-

@@ -85,8 +85,12 @@ def recover(journal: Path) -> str | None:
     """Finish a journaled swap a crash interrupted. Returns what was done, None if nothing."""
     if not journal.exists():
         return None
-    data = json.loads(journal.read_text(encoding="utf-8"))
-    a, b, tmp = Path(data["a"]), Path(data["b"]), Path(data["tmp"])
+    try:
+        data = json.loads(journal.read_text(encoding="utf-8"))
+        a, b, tmp = Path(data["a"]), Path(data["b"]), Path(data["tmp"])
+    except (ValueError, KeyError, TypeError):  # written atomically: damage means no rename ran
+        journal.unlink()
+        return "nothing to do"
     if tmp.exists() and not a.exists():  # step 1 done: a moved aside
         os.rename(b, a)
         os.rename(tmp, b)

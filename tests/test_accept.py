@@ -143,3 +143,17 @@ def test_auto_accept_applies_clean_proposals_only(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     assert eng.consolidate().status == "pending"
+
+
+def test_damaged_journals_and_a_lost_workspace(proposed) -> None:
+    home, pid = proposed
+    (home / "memdeck" / "accept.journal").write_text('{"proposal": ')  # cut short
+    (home / "memdeck" / "swap.journal").write_text("not json")
+    assert recover(Engine.open(home)) == "undone"
+    assert not (home / "memdeck" / "accept.journal").exists()
+    assert not (home / "memdeck" / "swap.journal").exists()
+    import shutil
+
+    shutil.rmtree(home / "memdeck" / "proposals" / pid / "workspace")
+    with pytest.raises(AcceptRefused, match="lost its workspace"):
+        Engine.open(home).accept(pid)
