@@ -296,6 +296,17 @@ class Engine:
     def config_all(self) -> list[SettingValue]:
         return [self.config_get(k) for k in all_keys()]
 
+    def keymap(self) -> tuple[dict[str, str], list[str]]:
+        """The user's key remapping (binding id → keys) and a line per unusable entry."""
+        from .keymap import read_keymap
+
+        return read_keymap(self.home.memdeck_config_path)
+
+    def keymap_set(self, binding_id: str, keys: str | None) -> None:
+        from .keymap import set_key
+
+        set_key(self.home.memdeck_config_path, binding_id, keys)
+
 
 
 def demo_home(path: str | Path | None = None, clock: Clock | None = None) -> Path:

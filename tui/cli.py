@@ -227,12 +227,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    try:
-        from tui.app import run_app
-    except ImportError:
-        # the app arrives with the TUI issue; until then show the sessions table
-        return cmd_sessions(argparse.Namespace(**{**vars(args), "status": None,
-                                                  "project": None}))
+    from tui.app import run_app
+
     return run_app(args.home)
 
 

@@ -1,0 +1,54 @@
+"""Fixtures for the app's tests: the demo home at a fixed time, an app that does not blink,
+a fixed time zone, no animations."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import Engine, demo_home
+from engine.clock import FixedClock
+
+# 2026-11-20 12:00:00 UTC: every relative time in the demo home is measured from here
+FIXED_NOW = 1795176000.0
+SIZE = (120, 36)
+
+
+@pytest.fixture(autouse=True)
+def _still_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+
+
+@pytest.fixture
+def fixed_git_dates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """History commits get the fixed time (and so stable hashes) for snapshots."""
+    stamp = f"@{int(FIXED_NOW)} +0000"
+    monkeypatch.setenv("GIT_AUTHOR_DATE", stamp)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", stamp)
+
+
+@pytest.fixture
+def demo_engine(tmp_path: Path) -> Engine:
+    """The bundled demo Codex home, built and read at FIXED_NOW."""
+    clock = FixedClock(FIXED_NOW)
+    path = demo_home(tmp_path / "demo-home", clock)
+    return Engine.open(path, clock=clock)
+
+
+@pytest.fixture
+def make_app() -> Callable[..., Any]:
+    """`make_app(engine, initial="sessions")`: the app as a user gets it, minus blinking and
+    the watcher (tests drive changes themselves)."""
+    from tui.app import MemdeckApp
+
+    def build(engine: Engine, **kwargs: Any) -> MemdeckApp:
+        kwargs.setdefault("blink", False)
+        return MemdeckApp(engine, **kwargs)
+
+    return build

@@ -1,0 +1,280 @@
+"""The memdeck app: six panes over one engine, switched by the keys 1–6.
+
+The app composes the panes and glues workers to messages; each pane owns its own loading and
+actions. Every engine call runs in a thread worker; results come back as messages."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, TabbedContent, TabPane
+
+from engine import Engine
+
+from .messages import (
+    MemoryChanged,
+    PipelineFinished,
+    PipelineProgress,
+    ProposalReady,
+    SessionsChanged,
+    ShowSession,
+    WorkFailed,
+    one_line,
+)
+from .panes.base import Pane
+from .panes.history import HistoryPane
+from .panes.memories import MemoriesPane
+from .panes.memory import MemoryPane
+from .panes.review import ReviewPane
+from .panes.sessions import SessionsPane
+from .panes.settings import SettingsPane
+from .widgets.help import HelpScreen
+from .widgets.pipeline_bar import PipelineBar
+
+PANES: list[tuple[str, str, type[Pane]]] = [
+    ("sessions", "Sessions", SessionsPane),
+    ("memories", "Raw memories", MemoriesPane),
+    ("memory", "Memory", MemoryPane),
+    ("history", "History", HistoryPane),
+    ("review", "Review", ReviewPane),
+    ("settings", "Settings", SettingsPane),
+]
+
+
+PANES_CSS = [p for p in PANES if p[0] != "sessions"]  # sessions' looks are in app.tcss
+
+
+class MemdeckApp(App[None]):
+    CSS_PATH = ["styles/app.tcss", *[f"styles/{pid}.tcss" for pid, _, _ in PANES_CSS]]
+    TITLE = "memdeck"
+    BINDINGS = [
+        *[Binding(str(i), f"show_pane('{pid}')", title, id=f"app.pane.{pid}", show=False)
+          for i, (pid, title, _) in enumerate(PANES, 1)],
+        Binding("c", "consolidate", "Extract+consolidate", id="app.consolidate"),
+        Binding("ctrl+x", "cancel_run", "Cancel run", id="app.cancel"),
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("q", "quit", "Quit", id="app.quit"),
+    ]
+
+    def __init__(self, engine: Engine, *, watch: bool = False, blink: bool = True,
+                 initial: str = "sessions") -> None:
+        super().__init__()
+        self.engine = engine
+        self.watch = watch
+        self.blink = blink
+        self.initial = initial
+        self.running = False
+        self._cancel: threading.Event | None = None
+        self._watch_stop = threading.Event()
+        self.sub_title = str(engine.home.root)
+
+    # -- layout ---------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        with TabbedContent(initial=self.initial, id="panes"):
+            for i, (pid, title, cls) in enumerate(PANES, 1):
+                with TabPane(f"{i} {title}", id=pid):
+                    yield cls(id=f"{pid}-pane")
+        yield PipelineBar(id="pipeline-bar")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(PipelineBar).display = False
+        keymap, problems = self.engine.keymap()
+        if keymap:
+            self.set_keymap(keymap)
+        for p in problems:
+            self.notify(p, severity="warning", timeout=8)
+        self.call_after_refresh(self._activate, self.initial)
+        if self.watch:
+            self.watch_home()
+
+    def on_descendant_focus(self, event: Any) -> None:
+        if not self.blink and hasattr(event.widget, "cursor_blink"):
+            event.widget.cursor_blink = False  # snapshots and screenshots stay still
+
+    @property
+    def active_pane(self) -> str:
+        return str(self.query_one(TabbedContent).active)
+
+    def pane(self, pid: str) -> Pane:
+        return self.query_one(f"#{pid}-pane", Pane)
+
+    def _activate(self, pid: str) -> None:
+        pane = self.pane(pid)
+        pane.activate()
+        pane.focus_default()
+
+    @on(TabbedContent.TabActivated)
+    def _tab(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id:
+            self._activate(event.pane.id)
+
+    def action_show_pane(self, pid: str) -> None:
+        self.query_one(TabbedContent).active = pid
+
+    # -- messages from panes and workers ---------------------------------------------------
+    @on(WorkFailed)
+    def _failed(self, event: WorkFailed) -> None:
+        self.notify(f"{event.what} failed: {one_line(event.error)}", severity="error",
+                    timeout=10)
+
+    @on(SessionsChanged)
+    def _sessions_changed(self) -> None:
+        self.pane("sessions").mark_stale()
+        self.pane("memories").mark_stale()
+
+    @on(MemoryChanged)
+    def _memory_changed(self) -> None:
+        for pid in ("memories", "memory", "history", "review", "settings"):
+            self.pane(pid).mark_stale()
+
+    @on(ShowSession)
+    def _show_session(self, event: ShowSession) -> None:
+        self.action_show_pane("sessions")
+        self.query_one(SessionsPane).open_session(event.session_id)
+
+    # -- extract + consolidate -------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_run":
+            return self.running
+        if action == "consolidate":
+            return not self.running or None
+        return True
+
+    def action_consolidate(self) -> None:
+        if self.running:
+            return
+        self.running = True
+        self._cancel = threading.Event()
+        self.query_one(PipelineBar).start("extract: choosing sessions…")
+        self.refresh_bindings()
+        self.run_pipeline(self._cancel)
+
+    def action_cancel_run(self) -> None:
+        if self._cancel is not None and self.running:
+            self._cancel.set()
+            self.query_one(PipelineBar).step("cancelling: waiting for calls in flight…", 0, 0)
+
+    @work(thread=True, exclusive=True, group="pipeline", name="extract + consolidate",
+          exit_on_error=False)
+    def run_pipeline(self, cancel: threading.Event) -> None:
+        try:
+            self._pipeline(cancel)
+        except Exception as e:  # noqa: BLE001 - shown as one line, the app goes on
+            self.post_message(WorkFailed("extract + consolidate", e))
+            self.post_message(PipelineFinished("failed", None, cancelled=True))
+
+    def _pipeline(self, cancel: threading.Event) -> None:
+        def progress(done: int, total: int, result: Any) -> None:
+            self.post_message(PipelineProgress("extract", done, total,
+                                               f"{result.outcome}: {result.thread_id[:8]}"))
+
+        report = self.engine.extract(progress=progress, cancel=cancel)
+        n = report.count("extracted")
+        done = f"{n} session{'s' if n != 1 else ''} extracted"
+        failed = report.count("failed")
+        if failed:
+            done += f", {failed} failed"
+        self.post_message(SessionsChanged())
+        if cancel.is_set():
+            self.post_message(PipelineFinished(f"cancelled: {done}", None, cancelled=True))
+            return
+        self.post_message(PipelineProgress("consolidate", 0, 0, done))
+        proposal = self.engine.consolidate()
+        self.post_message(PipelineFinished(done, proposal, cancelled=cancel.is_set()))
+
+    @on(PipelineProgress)
+    def _progress(self, event: PipelineProgress) -> None:
+        label = (f"extract {event.done}/{event.total}" if event.stage == "extract"
+                 else f"{event.stage}…")
+        self.query_one(PipelineBar).step(label, event.done, event.total, event.detail)
+
+    @on(PipelineFinished)
+    def _finished(self, event: PipelineFinished) -> None:
+        self.running = False
+        self._cancel = None
+        self.query_one(PipelineBar).stop()
+        self.refresh_bindings()
+        self.post_message(MemoryChanged("pipeline"))
+        if event.cancelled:
+            if event.summary != "failed":
+                self.notify(f"Run {event.summary}.", severity="warning")
+            return
+        p = event.proposal
+        if p is None:
+            self.notify(f"{event.summary}; memory is up to date, nothing to consolidate.")
+        elif p.status == "pending":
+            self.notify(f"{event.summary}; proposal {p.id} is ready for review.")
+            self.action_show_pane("review")
+        else:
+            self.notify(f"{event.summary}; proposal {p.id} was accepted (auto-accept is on).")
+        self.post_message(ProposalReady(p))
+
+    # -- the watcher -----------------------------------------------------------------------
+    @work(thread=True, group="watch", name="watching the Codex home", exit_on_error=False)
+    def watch_home(self) -> None:
+        from engine.watch import Watcher
+
+        def on_event(ev: Any) -> None:
+            kind = ev.kind
+            if kind == "indexed":
+                self.post_message(SessionsChanged())
+            elif kind in ("memory_changed", "extracted", "proposal"):
+                self.post_message(MemoryChanged(kind))
+                if kind == "extracted":
+                    self.post_message(SessionsChanged())
+            elif kind == "error":
+                self.post_message(WorkFailed("watcher", ev.detail))
+
+        Watcher(self.engine, on_event, stop=self._watch_stop).run()
+
+    def on_unmount(self) -> None:
+        self._watch_stop.set()
+        if self._cancel is not None:
+            self._cancel.set()
+
+    # -- help and the command palette ------------------------------------------------------
+    def action_help(self) -> None:
+        rows: list[tuple[str, str, str]] = []
+        seen: set[str] = set()
+        for key, active in self.screen.active_bindings.items():
+            b = active.binding
+            if not b.description or (b.action, key) in seen:
+                continue
+            seen.add((b.action, key))  # type: ignore[arg-type]
+            where = "everywhere" if active.node is self else self.active_pane
+            rows.append((self.get_key_display(b), b.description, where))
+        rows += [(str(i), f"go to {t}", "everywhere") for i, (_, t, _) in enumerate(PANES, 1)]
+        self.push_screen(HelpScreen(rows, self.active_pane))
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        for i, (pid, title, cls) in enumerate(PANES, 1):
+            yield SystemCommand(f"Go to {title}", f"Show the {title} pane (key {i})",
+                                lambda pid=pid: self.action_show_pane(pid))
+            for name, help_, action in getattr(cls, "COMMANDS", []):
+                yield SystemCommand(name, help_,
+                                    lambda pid=pid, action=action: self._pane_action(pid, action))
+        yield SystemCommand("Extract and consolidate", "Run phase 1 and phase 2 now, then review",
+                            self.action_consolidate)
+        if self.running:
+            yield SystemCommand("Cancel the run", "Stop extracting after the calls in flight",
+                                self.action_cancel_run)
+        yield SystemCommand("Help", "The keys of this pane", self.action_help)
+        yield from super().get_system_commands(screen)
+
+    def _pane_action(self, pid: str, action: str) -> None:
+        self.action_show_pane(pid)
+        self.call_after_refresh(self.pane(pid).run_action, action)
+
+
+def run_app(home: str | None) -> int:
+    engine = Engine.open(home)
+    MemdeckApp(engine, watch=True).run()
+    return 0

@@ -1,0 +1,1 @@
+"""The six panes of the app, one module each."""

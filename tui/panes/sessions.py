@@ -1,0 +1,254 @@
+"""Pane 1, Sessions: every session with its memory status and the reason; filters; the
+transcript of the one opened; extract it now or forget it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import ContentSwitcher, Input, Label, Select
+
+from ..messages import MemoryChanged, SessionsChanged
+from ..widgets.confirm import ConfirmScreen
+from ..widgets.session_table import SessionHeader, SessionTable
+from ..widgets.transcript import TranscriptView
+from .base import Pane
+
+ALL = "*"
+
+
+def matches(s: Any, text: str, status: str, project: str) -> bool:
+    if status != ALL and s.status != status:
+        return False
+    if project != ALL and s.project != project:
+        return False
+    if not text:
+        return True
+    hay = f"{s.preview}\n{s.cwd}\n{s.id}\n{s.reason}\n{s.status}\n{s.source}".lower()
+    return all(word in hay for word in text.lower().split())
+
+
+class SessionsPane(Pane):
+    TITLE = "Sessions"
+    BINDINGS = [
+        Binding("slash", "filter", "Filter", id="sessions.filter"),
+        Binding("x", "extract", "Extract now", id="sessions.extract"),
+        Binding("f", "forget", "Forget", id="sessions.forget"),
+        Binding("escape", "back", "Back", id="sessions.back"),
+        Binding("R", "reload", "Rescan", id="sessions.rescan", show=False),
+    ]
+    COMMANDS = [
+        ("Filter sessions", "Type words to narrow the sessions table", "filter"),
+        ("Extract this session now", "Phase 1 for the session under the cursor", "extract"),
+        ("Forget this session", "Disable its memory and delete its raw memory", "forget"),
+        ("Rescan sessions", "Read new and changed rollouts now", "reload"),
+    ]
+
+    class Loaded(Message):
+        def __init__(self, sessions: list[Any], warnings: list[str], final: bool) -> None:
+            super().__init__()
+            self.sessions = sessions
+            self.warnings = warnings
+            self.final = final
+
+    class DetailLoaded(Message):
+        def __init__(self, detail: Any) -> None:
+            super().__init__()
+            self.detail = detail
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sessions: list[Any] = []
+        self._warned: set[str] = set()
+        self._pending_open: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="sessions-filters"):
+            yield Input(placeholder="/ filter: words in preview, project, id, reason",
+                        id="session-filter", compact=True)
+            yield Select([], prompt="any status", id="status-filter", compact=True)
+            yield Select([], prompt="any project", id="project-filter", compact=True)
+            yield Label("", id="session-count")
+        with ContentSwitcher(initial="sessions-list", id="sessions-switcher"):
+            with Vertical(id="sessions-list"):
+                yield SessionHeader(id="session-header")
+                yield SessionTable(id="session-table")
+            yield TranscriptView(id="sessions-transcript")
+
+    def on_mount(self) -> None:
+        self.query_one(SessionTable).loading = True
+
+    def on_resize(self) -> None:
+        self.query_one(SessionHeader).render_header(self.query_one(SessionTable).size.width
+                                                    or self.size.width)
+
+    def focus_default(self) -> None:
+        if self.showing_transcript:
+            self.query_one(TranscriptView).focus()
+        else:
+            self.query_one(SessionTable).focus()
+
+    @property
+    def showing_transcript(self) -> bool:
+        return self.query_one(ContentSwitcher).current == "sessions-transcript"
+
+    # -- loading --------------------------------------------------------------------------
+    def reload(self) -> None:
+        self.load_sessions(first=not self.sessions)
+
+    @work(thread=True, exclusive=True, group="sessions-load", name="loading sessions",
+          exit_on_error=False)
+    def load_sessions(self, first: bool) -> None:
+        if first:  # what the index already knows, at once; then catch up with the disk
+            quick = self.engine.sessions(refresh=False)
+            if quick:
+                self.post_message(self.Loaded(quick, list(self.engine.warnings), False))
+        self.post_message(self.Loaded(self.engine.sessions(), list(self.engine.warnings), True))
+
+    @on(Loaded)
+    def _loaded(self, event: Loaded) -> None:
+        table = self.query_one(SessionTable)
+        table.loading = False
+        self.sessions = event.sessions
+        self._fill_selects()
+        self.apply_filter()
+        if self.is_on_screen_pane() and (self.app.focused is None
+                                         or type(self.app.focused).__name__ == "ContentTabs"):
+            self.focus_default()
+        for w in event.warnings:
+            if w not in self._warned:
+                self._warned.add(w)
+                self.notify(w, severity="warning", timeout=8)
+        if event.final and self._pending_open:
+            key, self._pending_open = self._pending_open, None
+            self.open_session(key)
+
+    def _fill_selects(self) -> None:
+        status = Counter(s.status for s in self.sessions)
+        projects = Counter(s.project for s in self.sessions)
+        for sel_id, counts in (("#status-filter", status), ("#project-filter", projects)):
+            sel: Select[str] = self.query_one(sel_id, Select)
+            value = sel.value
+            sel.set_options([(f"{k} ({n})", k) for k, n in sorted(counts.items())])
+            if value in counts:
+                sel.value = value
+
+    def _value(self, sel_id: str) -> str:
+        v = self.query_one(sel_id, Select).value
+        return v if isinstance(v, str) else ALL
+
+    def apply_filter(self) -> None:
+        table = self.query_one(SessionTable)
+        keep = table.current.rollout_path if table.current is not None else None
+        text = self.query_one("#session-filter", Input).value.strip()
+        status, project = self._value("#status-filter"), self._value("#project-filter")
+        rows = [s for s in self.sessions if matches(s, text, status, project)]
+        table.set_rows(rows, keep)
+        count = f"{len(rows)} of {len(self.sessions)}" if len(rows) != len(self.sessions) \
+            else f"{len(rows)} sessions"
+        self.query_one("#session-count", Label).update(count)
+
+    @on(Input.Changed, "#session-filter")
+    @on(Select.Changed)
+    def _filter_changed(self) -> None:
+        self.apply_filter()
+
+    @on(Input.Submitted, "#session-filter")
+    def _filter_done(self) -> None:
+        self.query_one(SessionTable).focus()
+
+    # -- transcript -----------------------------------------------------------------------
+    @on(SessionTable.Opened)
+    def _opened(self, event: SessionTable.Opened) -> None:
+        self.open_session(event.session.rollout_path)
+
+    def open_session(self, key: str) -> None:
+        """Show a session's transcript (key: id, id prefix or rollout path)."""
+        if not self.sessions:
+            self._pending_open = key
+            return
+        self.query_one(TranscriptView).loading = True
+        self.query_one(ContentSwitcher).current = "sessions-transcript"
+        self.load_detail(key)
+
+    @work(thread=True, exclusive=True, group="sessions-detail", name="opening the session",
+          exit_on_error=False)
+    def load_detail(self, key: str) -> None:
+        self.post_message(self.DetailLoaded(self.engine.session(key)))
+
+    @on(DetailLoaded)
+    def _detail(self, event: DetailLoaded) -> None:
+        view = self.query_one(TranscriptView)
+        view.loading = False
+        view.show(event.detail)
+        view.focus()
+
+    # -- actions --------------------------------------------------------------------------
+    def _target(self) -> Any | None:
+        if self.showing_transcript:
+            d = self.query_one(TranscriptView).detail
+            return d.session if d is not None else None
+        return self.query_one(SessionTable).current
+
+    def action_filter(self) -> None:
+        if self.showing_transcript:
+            self.action_back()
+        self.query_one("#session-filter", Input).focus()
+
+    def action_back(self) -> None:
+        if self.showing_transcript:
+            self.query_one(ContentSwitcher).current = "sessions-list"
+            self.query_one(TranscriptView).loading = False
+            self.query_one(SessionTable).focus()
+        elif self.query_one("#session-filter", Input).has_focus:
+            self.query_one("#session-filter", Input).value = ""
+            self.query_one(SessionTable).focus()
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def action_extract(self) -> None:
+        s = self._target()
+        if s is not None:
+            self.notify(f"Extracting {s.project} · {(s.id or '')[:8]}…", timeout=3)
+            self.extract_one(s.rollout_path)
+
+    @work(thread=True, group="sessions-action", name="extract", exit_on_error=False)
+    def extract_one(self, key: str) -> None:
+        report = self.engine.extract([key])
+        r = report.results[0] if report.results else None
+        if r is None:
+            self.notify("Nothing to extract.")
+        else:
+            sev = "error" if r.outcome in ("failed", "refused") else "information"
+            text = f"{r.outcome}: {r.detail}" if r.detail else r.outcome
+            self.notify(f"Extract ({report.backend}) — {text}",
+                                      severity=sev, timeout=6)
+        self.post_message(SessionsChanged())
+        self.post_message(MemoryChanged("extract"))
+
+    def action_forget(self) -> None:
+        s = self._target()
+        if s is None:
+            return
+        detail = (f"{s.project} · {s.id}\n{s.preview[:200]}\n\nIts memory mode becomes "
+                  "disabled and its raw memory is deleted; Codex will not use it again.")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.forget_one(s.rollout_path)
+
+        self.app.push_screen(ConfirmScreen("Forget this session?", detail, yes="Forget",
+                                           danger=True), answered)
+
+    @work(thread=True, group="sessions-action", name="forget", exit_on_error=False)
+    def forget_one(self, key: str) -> None:
+        self.engine.forget(key)
+        self.notify("Session forgotten.", timeout=4)
+        self.post_message(SessionsChanged())
+        self.post_message(MemoryChanged("forget"))

@@ -1,0 +1,1 @@
+"""Widgets and modal screens shared by the panes, one per module."""

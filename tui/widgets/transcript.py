@@ -1,0 +1,163 @@
+"""One session's transcript: roles styled, tool calls and outputs collapsed, code and diffs
+highlighted by pygments (through Rich), harness context dimmed."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.markdown import Markdown
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Button, Collapsible, Static
+
+from engine.citations import strip_citations
+
+from ..render import ROLE_STYLE, STATUS_STYLE
+
+BATCH = 150  # entries mounted at a time; more on request
+THEME = "ansi_dark"
+
+
+def _tool_body(entry: Any) -> RenderableType:
+    text = entry.text
+    if entry.extra.get("type") == "custom_tool_call" or text.lstrip().startswith("*** Begin Patch"):
+        return Syntax(text, "diff", theme=THEME, word_wrap=True)
+    try:
+        args = json.loads(text)
+    except ValueError:
+        return Syntax(text, "text", theme=THEME, word_wrap=True)
+    cmd = args.get("command") if isinstance(args, dict) else None
+    if isinstance(cmd, list) and all(isinstance(c, str) for c in cmd):
+        cmd = " ".join(cmd[2:] if cmd[:2] in (["bash", "-lc"], ["sh", "-c"]) else cmd)
+    if isinstance(cmd, str):
+        return Syntax(cmd, "bash", theme=THEME, word_wrap=True)
+    return Syntax(json.dumps(args, indent=2, ensure_ascii=False), "json", theme=THEME,
+                  word_wrap=True)
+
+
+def _tool_summary(entry: Any) -> str:
+    body = _tool_body(entry)
+    first = body.code.strip().splitlines()[0] if isinstance(body, Syntax) and body.code.strip() \
+        else ""
+    return f"{entry.title}  {first[:90]}"
+
+
+def _output_body(text: str) -> RenderableType:
+    head = text.lstrip()[:200]
+    lexer = "diff" if head.startswith(("diff --git", "--- ", "@@ ")) else "text"
+    return Syntax(text, lexer, theme=THEME, word_wrap=True)
+
+
+def _citation(entry: Any) -> Text:
+    c = entry.citation
+    t = Text("cites memory: ", style="bold cyan")
+    t.append(", ".join(f"{e.path}:{e.line_start}-{e.line_end}" for e in c.entries) or "nothing",
+             style="cyan")
+    if c.rollout_ids:
+        t.append(f"  · from {len(c.rollout_ids)} session(s)", style="cyan")
+    return t
+
+
+def _label(entry: Any) -> Text:
+    style, label = ROLE_STYLE.get(entry.kind, ("", entry.kind))
+    t = Text(f" {label} ", style=f"{style} reverse" if entry.kind in ("user", "assistant")
+             else style)
+    if entry.title not in (label, entry.kind):
+        t.append(f" {entry.title}", style="dim")
+    if entry.timestamp:
+        t.append(f"  {entry.timestamp[11:19]}", style="dim")
+    t.append(f"  line {entry.line_no}", style="dim")
+    return t
+
+
+def entry_widget(entry: Any) -> Static | Collapsible:
+    kind = entry.kind
+    if kind == "tool_call":
+        return Collapsible(Static(_tool_body(entry)), title="⚙ " + _tool_summary(entry),
+                           collapsed=True, classes="turn tool")
+    if kind == "tool_output":
+        n = len(entry.text.splitlines())
+        return Collapsible(Static(_output_body(entry.text)),
+                           title=f"↳ output · {n} line{'s' if n != 1 else ''}",
+                           collapsed=True, classes="turn tool-output")
+    if kind == "reasoning":
+        return Collapsible(Static(Text(entry.text)), title="reasoning", collapsed=True,
+                           classes="turn reasoning")
+    if kind in ("context", "developer"):
+        first = entry.text.strip().splitlines()[0][:80] if entry.text.strip() else ""
+        return Collapsible(Static(Text(entry.text)), title=f"{entry.title}: {first}",
+                           collapsed=True, classes="turn context")
+    if kind == "assistant":
+        text, _ = strip_citations(entry.text)
+        parts: list[RenderableType] = [_label(entry), Markdown(text, code_theme=THEME)]
+        if entry.citation is not None:
+            parts.append(_citation(entry))
+        return Static(Group(*parts), classes="turn assistant")
+    if kind == "user":
+        return Static(Group(_label(entry), Text(entry.text)), classes="turn user")
+    return Static(Group(_label(entry), Text(entry.text, style="dim")), classes="turn other")
+
+
+def header(detail: Any) -> Text:
+    s = detail.session
+    t = Text()
+    t.append(f"{s.project}", style="bold")
+    t.append(f"  {s.id or 'no id'}\n", style="dim")
+    t.append(f"{s.status}", style=STATUS_STYLE.get(s.status, ""))
+    t.append(f": {s.reason}\n")
+    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started_ts)) \
+        if s.started_ts else "?"
+    bits = [f"started {started}", f"source {s.source or '?'}", f"memory {s.memory_mode}"]
+    if s.model:
+        bits.append(f"model {s.model}")
+    if s.git_branch:
+        bits.append(f"branch {s.git_branch}")
+    t.append("  ·  ".join(bits), style="dim")
+    if detail.problems:
+        t.append(f"\n{len(detail.problems)} unreadable line(s): ", style="red")
+        t.append("; ".join(f"line {p['line']}: {p['message']}" for p in detail.problems[:3]),
+                 style="red")
+    return t
+
+
+class TranscriptView(VerticalScroll):
+    """Shows one `SessionDetail`. Long transcripts are mounted a batch at a time."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.detail: Any = None
+        self._shown = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="transcript-header")
+
+    def show(self, detail: Any) -> None:
+        self.detail = detail
+        self._shown = 0
+        self.remove_children("*:not(#transcript-header)")
+        self.query_one("#transcript-header", Static).update(header(detail))
+        if not detail.entries:
+            self.mount(Static("This session has no messages.", classes="turn other"))
+        self._more()
+        self.scroll_home(animate=False)
+
+    def _more(self) -> None:
+        entries = self.detail.entries[self._shown:self._shown + BATCH]
+        self._shown += len(entries)
+        widgets: list[Any] = [entry_widget(e) for e in entries]
+        left = len(self.detail.entries) - self._shown
+        if left > 0:
+            widgets.append(Button(f"Show {min(left, BATCH)} more of {left} remaining entries",
+                                  id="transcript-more"))
+        self.mount_all(widgets)
+
+    @on(Button.Pressed, "#transcript-more")
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.button.remove()
+        self._more()
