@@ -65,7 +65,7 @@ class ExtractReport:
         return sum(1 for r in self.results if r.outcome == outcome)
 
 
-Progress = Callable[[int, int, ExtractResult], None]
+Progress = Callable[[int, int, ExtractResult | None], None]  # None: the start
 
 
 def select(sessions: list[Session], ids: list[str] | None,
@@ -119,6 +119,8 @@ class Phase1Runner:
         finally:
             db.close()
         total = len(sessions)
+        if self.progress:
+            self.progress(0, total, None)  # the count is known: bars can show 0/N at once
         try:
             if total <= 1 or self.concurrency == 1:
                 results = [self._one(s, total) for s in sessions]

@@ -1,45 +1,107 @@
-"""Build the demo home and save screenshots of memdeck's views as SVG files here.
+"""Build the demo home, drive the memdeck app to each pane and to the review of a proposal,
+and save SVG screenshots here (plus the command line's two views).
 
-    python screenshots/make.py
+    .venv/bin/python screenshots/make.py
 
-Until the Textual app lands these are the command-line views, rendered by Rich at 120
-columns; the app's panes join them as they are built.
+The app runs headless at 120×36 with Textual's Pilot, waits for its workers, and calls
+`app.save_screenshot`. The demo home is built at a fixed time so the pictures only change
+when the app does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
+import os
 import sys
 import tempfile
+import time
 from pathlib import Path
-
-from rich.console import Console
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from engine import Engine, demo_home  # noqa: E402
-from tui.render import print_session, print_sessions  # noqa: E402
+from engine.clock import FixedClock  # noqa: E402
+
+SIZE = (120, 36)
+AT = 1795176000.0  # 2026-11-20 12:00 UTC
+
+
+async def settle(pilot: Any) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def shoot_app(engine: Engine) -> list[str]:
+    from tui.app import MemdeckApp
+    from tui.widgets.session_table import SessionTable
+
+    app = MemdeckApp(engine, blink=False, home_label="~/.codex (demo)")
+    saved: list[str] = []
+
+    async def save(name: str) -> None:
+        await settle(pilot)
+        app.clear_notifications()
+        await pilot.pause()
+        app.save_screenshot(f"{name}.svg", str(HERE))
+        saved.append(f"{name}.svg")
+
+    async with app.run_test(size=SIZE) as pilot:
+        await save("app-1-sessions")
+        table = app.query_one(SessionTable)
+        table.cursor = next(i for i, s in enumerate(table.rows) if "Django" in s.preview)
+        await pilot.press("enter")
+        await save("app-1-transcript")
+        await pilot.press("escape", "2")
+        await save("app-2-raw-memories")
+        await pilot.press("3")
+        await save("app-3-memory")
+        await pilot.press("c")  # extract + consolidate, then the Review pane opens
+        await save("app-5-review")
+        await pilot.press("4")
+        await save("app-4-history")
+        await pilot.press("6")
+        await save("app-6-settings")
+    return saved
+
+
+def shoot_cli(engine: Engine) -> list[str]:
+    from rich.console import Console
+
+    from tui.render import print_session, print_sessions
+
+    sessions = engine.sessions()
+    now = engine.clock.now()
+    console = Console(record=True, width=120, force_terminal=True, color_system="truecolor",
+                      file=io.StringIO())
+    print_sessions(sessions, now, Path("~/.codex"), console)
+    console.save_svg(str(HERE / "cli-sessions.svg"), title="memdeck sessions")
+    console = Console(record=True, width=120, force_terminal=True, color_system="truecolor",
+                      file=io.StringIO())
+    eligible = next(s for s in sessions if s.status == "eligible" and s.bad_lines)
+    print_session(engine.session(eligible.id), now, console)
+    console.save_svg(str(HERE / "cli-show.svg"), title=f"memdeck show {eligible.id[:8]}")
+    return ["cli-sessions.svg", "cli-show.svg"]
 
 
 def main() -> None:
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    os.environ["TEXTUAL_ANIMATIONS"] = "none"
+    stamp = f"@{int(AT)} +0000"
+    os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = stamp
     with tempfile.TemporaryDirectory() as tmp:
-        home = demo_home(Path(tmp) / "demo-codex-home")
-        engine = Engine.open(home)
-        sessions = engine.sessions()
-        now = engine.clock.now()
-
-        console = Console(record=True, width=120, force_terminal=True, color_system="truecolor",
-                          file=io.StringIO())
-        print_sessions(sessions, now, Path("~/.codex"), console)
-        console.save_svg(str(HERE / "cli-sessions.svg"), title="memdeck sessions")
-
-        console = Console(record=True, width=120, force_terminal=True, color_system="truecolor",
-                          file=io.StringIO())
-        eligible = next(s for s in sessions if s.status == "eligible" and s.bad_lines)
-        print_session(engine.session(eligible.id), now, console)
-        console.save_svg(str(HERE / "cli-show.svg"), title=f"memdeck show {eligible.id[:8]}")
-    print("wrote", ", ".join(p.name for p in sorted(HERE.glob("*.svg"))))
+        clock = FixedClock(AT)
+        home = demo_home(Path(tmp) / "demo-codex-home", clock)
+        for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+            os.environ.pop(var, None)
+        os.environ["XDG_DATA_HOME"] = os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "xdg")
+        saved = shoot_cli(Engine.open(home, clock=clock))
+        saved += asyncio.run(shoot_app(Engine.open(home, clock=clock)))
+    print("wrote", ", ".join(saved))
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ class MemdeckApp(App[None]):
     ]
 
     def __init__(self, engine: Engine, *, watch: bool = False, blink: bool = True,
-                 initial: str = "sessions") -> None:
+                 initial: str = "sessions", home_label: str | None = None) -> None:
         super().__init__()
         self.engine = engine
         self.watch = watch
@@ -72,7 +72,8 @@ class MemdeckApp(App[None]):
         self.running = False
         self._cancel: threading.Event | None = None
         self._watch_stop = threading.Event()
-        self.sub_title = str(engine.home.root)
+        self._pending_action: tuple[str, str] | None = None
+        self.sub_title = home_label or _home_label(engine)
 
     # -- layout ---------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -110,11 +111,15 @@ class MemdeckApp(App[None]):
         pane = self.pane(pid)
         pane.activate()
         pane.focus_default()
+        if self._pending_action and self._pending_action[0] == pid:
+            _, action = self._pending_action
+            self._pending_action = None
+            self.call_later(pane.run_action, action)
 
     @on(TabbedContent.TabActivated)
     def _tab(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id:
-            self._activate(event.pane.id)
+            self.call_after_refresh(self._activate, event.pane.id)
 
     def action_show_pane(self, pid: str) -> None:
         self.query_one(TabbedContent).active = pid
@@ -173,8 +178,8 @@ class MemdeckApp(App[None]):
 
     def _pipeline(self, cancel: threading.Event) -> None:
         def progress(done: int, total: int, result: Any) -> None:
-            self.post_message(PipelineProgress("extract", done, total,
-                                               f"{result.outcome}: {result.thread_id[:8]}"))
+            detail = f"{result.outcome}: {result.thread_id[:8]}" if result else "asking the model"
+            self.post_message(PipelineProgress("extract", done, total, detail))
 
         report = self.engine.extract(progress=progress, cancel=cancel)
         n = report.count("extracted")
@@ -246,12 +251,12 @@ class MemdeckApp(App[None]):
         seen: set[str] = set()
         for key, active in self.screen.active_bindings.items():
             b = active.binding
-            if not b.description or (b.action, key) in seen:
-                continue
+            if not b.id or not b.description or (b.action, key) in seen:
+                continue  # Textual's own scrolling keys are not ours to explain
             seen.add((b.action, key))  # type: ignore[arg-type]
-            where = "everywhere" if active.node is self else self.active_pane
+            where = "everywhere" if active.node is self else self.pane(self.active_pane).TITLE
             rows.append((self.get_key_display(b), b.description, where))
-        rows += [(str(i), f"go to {t}", "everywhere") for i, (_, t, _) in enumerate(PANES, 1)]
+        rows.append(("↑ ↓ j k", "move in lists and tables", "everywhere"))
         self.push_screen(HelpScreen(rows, self.active_pane))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -270,8 +275,19 @@ class MemdeckApp(App[None]):
         yield from super().get_system_commands(screen)
 
     def _pane_action(self, pid: str, action: str) -> None:
-        self.action_show_pane(pid)
-        self.call_after_refresh(self.pane(pid).run_action, action)
+        if self.active_pane == pid:
+            self.call_later(self.pane(pid).run_action, action)
+        else:  # after the pane is shown and focused, or the focusing would undo the action
+            self._pending_action = (pid, action)
+            self.action_show_pane(pid)
+
+
+def _home_label(engine: Engine) -> str:
+    import os
+
+    root = str(engine.home.root)
+    user = os.path.expanduser("~")
+    return "~" + root[len(user):] if root.startswith(user + os.sep) else root
 
 
 def run_app(home: str | None) -> int:

@@ -49,6 +49,7 @@ def make_app() -> Callable[..., Any]:
 
     def build(engine: Engine, **kwargs: Any) -> MemdeckApp:
         kwargs.setdefault("blink", False)
+        kwargs.setdefault("home_label", "demo Codex home")  # tmp paths differ between runs
         return MemdeckApp(engine, **kwargs)
 
     return build

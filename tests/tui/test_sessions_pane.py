@@ -43,3 +43,101 @@ async def test_text_filter_narrows_and_escape_clears(demo_engine, make_app) -> N
         await pilot.press("escape")
         assert len(table.rows) == 17
         assert table.has_focus
+
+
+async def test_status_filter_and_counts(demo_engine, make_app) -> None:
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.query_one("#status-filter").value = "extracted"
+        await pilot.pause()
+        table = app.query_one(SessionTable)
+        assert len(table.rows) == 3 and {s.status for s in table.rows} == {"extracted"}
+        assert app.query_one("#session-count").render().plain == "3 of 17"
+        app.query_one("#project-filter").value = "infra"
+        await pilot.pause()
+        assert [s.project for s in table.rows] == ["infra"]
+
+
+async def test_open_transcript_shows_roles_and_collapsed_tools(demo_engine, make_app) -> None:
+    from textual.widgets import Collapsible, Static
+
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        table = app.query_one(SessionTable)
+        table.cursor = next(i for i, s in enumerate(table.rows) if "Django" in s.preview)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        view = app.query_one(TranscriptView)
+        assert app.query_one(SessionsPane).showing_transcript
+        assert "Django" in view.detail.session.preview
+        users = view.query(".turn.user")
+        assistants = view.query(".turn.assistant")
+        assert users and assistants
+        tools = view.query(Collapsible).filter(".tool")
+        assert tools and all(c.collapsed for c in tools)
+        contexts = view.query(Collapsible).filter(".context")
+        assert contexts and all(c.collapsed for c in contexts)  # AGENTS.md / environment
+        header = str(app.query_one("#transcript-header", Static).render())
+        assert "eligible" in header
+        await pilot.press("escape")
+        assert not app.query_one(SessionsPane).showing_transcript
+        assert table.has_focus
+
+
+async def test_forget_asks_first_and_cancel_changes_nothing(demo_engine, make_app) -> None:
+    from tui.widgets.confirm import ConfirmScreen
+
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        table = app.query_one(SessionTable)
+        table.cursor = next(i for i, s in enumerate(table.rows) if s.status == "extracted")
+        target = table.current
+        await pilot.press("f")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        after = {s.rollout_path: s for s in demo_engine.sessions()}
+        assert after[target.rollout_path].status == "extracted"
+
+        await pilot.press("f")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        after = {s.rollout_path: s for s in demo_engine.sessions()}
+        assert after[target.rollout_path].status == "disabled"
+        shown = {s.rollout_path: s for s in table.rows}
+        assert shown[target.rollout_path].status == "disabled"  # the table reloaded
+
+
+async def test_extract_this_session_now(demo_engine, make_app) -> None:
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        table = app.query_one(SessionTable)
+        table.cursor = next(i for i, s in enumerate(table.rows) if s.status == "eligible")
+        target = table.current
+        await pilot.press("x")
+        await settle(app, pilot)
+        shown = {s.rollout_path: s for s in table.rows}
+        assert shown[target.rollout_path].status in ("extracted", "no_output")
+        assert any(m.thread_id == target.id for m in demo_engine.memories()) or \
+            shown[target.rollout_path].status == "no_output"
+
+
+async def test_an_unreadable_home_error_is_one_notification(tmp_path, make_app) -> None:
+    from engine import Engine
+
+    home = tmp_path / "home"
+    (home / "sessions").mkdir(parents=True)
+    (home / "memories_1.sqlite").write_bytes(b"this is not a database" * 100)
+    app = make_app(Engine.open(home))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        texts = [n.message for n in app._notifications]
+        assert texts, "the broken pipeline DB is reported"
+        assert all("\n" not in t and "Traceback" not in t for t in texts)
+        assert app.query_one(SessionTable).rows == []

@@ -6,14 +6,16 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import ContentSwitcher, Input, Label, Select
+from textual.widgets import ContentSwitcher, Input, Label, Select, Static
 
 from ..messages import MemoryChanged, SessionsChanged
+from ..render import STATUS_STYLE
 from ..widgets.confirm import ConfirmScreen
 from ..widgets.session_table import SessionHeader, SessionTable
 from ..widgets.transcript import TranscriptView
@@ -31,6 +33,19 @@ def matches(s: Any, text: str, status: str, project: str) -> bool:
         return True
     hay = f"{s.preview}\n{s.cwd}\n{s.id}\n{s.reason}\n{s.status}\n{s.source}".lower()
     return all(word in hay for word in text.lower().split())
+
+
+def detail_line(s: Any) -> Text:
+    """The highlighted session in full: what the table's columns cut short."""
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(s.id or "no session id", style="bold")
+    t.append(f"  {s.cwd or '?'}", style="dim")
+    if s.git_branch:
+        t.append(f"  ({s.git_branch})", style="dim")
+    t.append("\n")
+    t.append(s.status, style=STATUS_STYLE.get(s.status, ""))
+    t.append(f": {s.reason}")
+    return t
 
 
 class SessionsPane(Pane):
@@ -78,6 +93,7 @@ class SessionsPane(Pane):
             with Vertical(id="sessions-list"):
                 yield SessionHeader(id="session-header")
                 yield SessionTable(id="session-table")
+                yield Static("", id="session-detail")
             yield TranscriptView(id="sessions-transcript")
 
     def on_mount(self) -> None:
@@ -149,6 +165,10 @@ class SessionsPane(Pane):
         status, project = self._value("#status-filter"), self._value("#project-filter")
         rows = [s for s in self.sessions if matches(s, text, status, project)]
         table.set_rows(rows, keep)
+        if not rows:
+            self.query_one("#session-detail", Static).update(
+                "No session matches these filters." if self.sessions else
+                f"No sessions in {self.engine.home.root} yet: Codex writes them to sessions/.")
         count = f"{len(rows)} of {len(self.sessions)}" if len(rows) != len(self.sessions) \
             else f"{len(rows)} sessions"
         self.query_one("#session-count", Label).update(count)
@@ -161,6 +181,10 @@ class SessionsPane(Pane):
     @on(Input.Submitted, "#session-filter")
     def _filter_done(self) -> None:
         self.query_one(SessionTable).focus()
+
+    @on(SessionTable.Highlighted)
+    def _highlighted(self, event: SessionTable.Highlighted) -> None:
+        self.query_one("#session-detail", Static).update(detail_line(event.session))
 
     # -- transcript -----------------------------------------------------------------------
     @on(SessionTable.Opened)

@@ -32,7 +32,9 @@ def _tool_body(entry: Any) -> RenderableType:
         args = json.loads(text)
     except ValueError:
         return Syntax(text, "text", theme=THEME, word_wrap=True)
-    cmd = args.get("command") if isinstance(args, dict) else None
+    cmd = None
+    if isinstance(args, dict):
+        cmd = next((args[k] for k in ("command", "cmd", "script") if k in args), None)
     if isinstance(cmd, list) and all(isinstance(c, str) for c in cmd):
         cmd = " ".join(cmd[2:] if cmd[:2] in (["bash", "-lc"], ["sh", "-c"]) else cmd)
     if isinstance(cmd, str):
@@ -68,8 +70,11 @@ def _label(entry: Any) -> Text:
     style, label = ROLE_STYLE.get(entry.kind, ("", entry.kind))
     t = Text(f" {label} ", style=f"{style} reverse" if entry.kind in ("user", "assistant")
              else style)
-    if entry.title not in (label, entry.kind):
-        t.append(f" {entry.title}", style="dim")
+    title = entry.title
+    if title.startswith(label + " · "):
+        title = title[len(label) + 3:]  # "assistant · commentary": the phase is what is new
+    if title not in (label, entry.kind):
+        t.append(f" {title}", style="dim")
     if entry.timestamp:
         t.append(f"  {entry.timestamp[11:19]}", style="dim")
     t.append(f"  line {entry.line_no}", style="dim")
@@ -108,7 +113,8 @@ def header(detail: Any) -> Text:
     s = detail.session
     t = Text()
     t.append(f"{s.project}", style="bold")
-    t.append(f"  {s.id or 'no id'}\n", style="dim")
+    t.append(" · ", style="dim")
+    t.append(f"{s.id or 'no id'}\n", style="dim")
     t.append(f"{s.status}", style=STATUS_STYLE.get(s.status, ""))
     t.append(f": {s.reason}\n")
     started = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started_ts)) \
@@ -140,7 +146,7 @@ class TranscriptView(VerticalScroll):
     def show(self, detail: Any) -> None:
         self.detail = detail
         self._shown = 0
-        self.remove_children("*:not(#transcript-header)")
+        self.query(".turn, #transcript-more").remove()
         self.query_one("#transcript-header", Static).update(header(detail))
         if not detail.entries:
             self.mount(Static("This session has no messages.", classes="turn other"))

@@ -1,0 +1,91 @@
+"""The shell around the panes: keys 1–6, help, the command palette, remapped keys, quitting."""
+
+from __future__ import annotations
+
+from textual.widgets import TabbedContent
+
+from tests.tui.conftest import SIZE
+from tests.tui.test_sessions_pane import settle
+from tui.widgets.help import HelpScreen
+
+PANES = ["sessions", "memories", "memory", "history", "review", "settings"]
+
+
+async def test_number_keys_switch_panes(demo_engine, make_app) -> None:
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        for key, pid in zip("234561", [*PANES[1:], PANES[0]], strict=True):
+            await pilot.press(key)
+            await pilot.pause()
+            assert app.query_one(TabbedContent).active == pid
+            # focus moved into the pane shown, so its keys work and the Footer shows them
+            assert app.focused is not None and app.pane(pid) in app.focused.ancestors_with_self
+
+
+async def test_help_lists_the_keys_of_the_pane_in_view(demo_engine, make_app) -> None:
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        rows = {(k, d) for k, d, _ in app.screen.rows}
+        assert ("/", "Filter") in rows and ("f", "Forget") in rows
+        assert ("c", "Extract+consolidate") in rows and ("q", "Quit") in rows
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_palette_offers_every_pane_and_the_run(demo_engine, make_app) -> None:
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        for title in ("Go to Sessions", "Go to Raw memories", "Go to Memory", "Go to History",
+                      "Go to Review", "Go to Settings", "Extract and consolidate", "Help",
+                      "Forget this session", "Filter sessions"):
+            assert title in commands, title
+        commands["Go to History"].callback()
+        await pilot.pause()
+        assert app.active_pane == "history"
+        commands["Filter sessions"].callback()
+        await settle(app, pilot)
+        assert app.active_pane == "sessions"
+        assert app.focused is not None and app.focused.id == "session-filter"
+
+
+async def test_palette_opens_and_runs_a_command_by_name(demo_engine, make_app) -> None:
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"go to settings")
+        await pilot.pause(0.3)  # the palette searches on a timer
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.active_pane == "settings"
+
+
+async def test_keys_remapped_in_memdeck_config(demo_engine, make_app) -> None:
+    demo_engine.keymap_set("app.pane.history", "h")
+    cfg = demo_engine.home.memdeck_config_path
+    cfg.write_text(cfg.read_text() + '"app.help" = 42\n')
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("h")
+        await pilot.pause()
+        assert app.active_pane == "history"
+        warnings = [n.message for n in app._notifications if n.severity == "warning"]
+        assert any("app.help" in w and "string" in w for w in warnings)
+
+
+async def test_q_quits(demo_engine, make_app) -> None:
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running

@@ -1,0 +1,85 @@
+"""`c`: extract + consolidate with a progress bar, cancellable, opening Review; the screen
+keeps answering keys while a slow model server works."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from llm_server import json_reply
+from tests.tui.conftest import SIZE
+from tests.tui.test_sessions_pane import settle
+from tui.messages import PipelineProgress
+from tui.widgets.pipeline_bar import PipelineBar
+from tui.widgets.session_table import SessionTable
+
+GOOD = {"rollout_summary": "# Work\n\n## Task 1: done\n", "rollout_slug": "work",
+        "raw_memory": "---\ndescription: work\n---\n\n### Task 1\n- it worked\n"}
+
+
+async def test_c_extracts_consolidates_and_opens_review(demo_engine, make_app) -> None:
+    seen: list[PipelineProgress] = []
+
+    def hook(message: Any) -> None:
+        if isinstance(message, PipelineProgress):
+            seen.append(message)
+
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await settle(app, pilot)
+        eligible = sum(1 for s in app.query_one(SessionTable).rows
+                       if s.status in ("eligible", "failed"))
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert not app.running and not app.query_one(PipelineBar).display
+        assert app.active_pane == "review"
+        pending = [p for p in demo_engine.proposals() if p.status == "pending"]
+        assert len(pending) == 1
+        extract = [m for m in seen if m.stage == "extract"]
+        assert [m.done for m in extract] == list(range(0, eligible + 1))
+        assert {m.total for m in extract} == {eligible}
+        assert any(m.stage == "consolidate" for m in seen)
+        assert any("ready for review" in n.message for n in app._notifications)
+
+
+async def test_screen_answers_keys_while_a_slow_model_works_then_cancel(
+        demo_engine, make_app, llm_server) -> None:
+    demo_engine.config_set("memdeck.base_url", llm_server.url)
+    demo_engine.config_set("memdeck.max_retries", "0")
+    gate = threading.Event()
+
+    def handler(body: Any) -> Any:
+        gate.wait(30)  # the model "thinks" until the test has used the screen
+        return json_reply(GOOD)
+
+    llm_server.handler = handler
+    app = make_app(demo_engine)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await pilot.press("c")
+            for _ in range(500):  # until the model has been asked
+                await pilot.pause(0.01)
+                if llm_server.chat_requests():
+                    break
+            assert llm_server.chat_requests(), "the run reached the model server"
+            assert app.running and app.query_one(PipelineBar).display
+
+            # the screen is alive: panes switch and the filter works mid-run
+            await pilot.press("2")
+            assert app.active_pane == "memories"
+            await pilot.press("1", "slash", *"infra")
+            table = app.query_one(SessionTable)
+            assert table.rows and {s.project for s in table.rows} == {"infra"}
+            assert app.running, "all that happened while the model was still answering"
+            assert "extract" in str(app.query_one("#pipeline-stage").render())
+
+            await pilot.press("escape")  # leave the filter input
+            await pilot.press("ctrl+x")
+            gate.set()
+            await settle(app, pilot)
+            assert not app.running
+            assert any("cancelled" in n.message for n in app._notifications)
+            assert demo_engine.proposals() == []  # cancelled before consolidation
+    finally:
+        gate.set()
