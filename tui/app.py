@@ -235,6 +235,8 @@ class MemdeckApp(App[None]):
                 self.post_message(MemoryChanged(kind))
                 if kind == "extracted":
                     self.post_message(SessionsChanged())
+                if kind == "proposal":
+                    self.notify(f"{ev.detail} (auto-extract); see Review (5).")
             elif kind == "error":
                 self.post_message(WorkFailed("watcher", ev.detail))
 
