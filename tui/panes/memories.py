@@ -1,15 +1,141 @@
-"""Pane: Raw memories (being built)."""
+"""Pane 2, Raw memories: the stage-1 rows phase 1 wrote (one per extracted session) with their
+usage, and the highlighted one's raw memory and rollout summary as Markdown; jump to its
+session's transcript."""
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.widgets import Static
+from typing import Any
 
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from ..messages import ShowSession
+from ..widgets.raw_memory_view import RawMemoryView, project_of, when
 from .base import Pane
 
 
 class MemoriesPane(Pane):
     TITLE = "Raw memories"
+    BINDINGS = [
+        Binding("o", "open_session", "Open session", id="memories.open"),
+        Binding("R", "reload", "Reload", id="memories.reload", show=False),
+    ]
+    COMMANDS = [
+        ("Open the session of this raw memory", "Show its transcript in Sessions",
+         "open_session"),
+        ("Reload raw memories", "Read the stage-1 rows again", "reload"),
+    ]
+
+    class Loaded(Message):
+        def __init__(self, rows: list[Any], projects: dict[str, str],
+                     consolidate_key: str) -> None:
+            super().__init__()
+            self.rows = rows
+            self.projects = projects
+            self.consolidate_key = consolidate_key
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rows: list[Any] = []
+        self.projects: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
-        yield Static("Raw memories")
+        yield DataTable(id="memories-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="memories-empty")
+        yield RawMemoryView(id="raw-memory-view")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#memories-table", DataTable)
+        for key, title, width in (("thread", "thread", 8), ("project", "project", 14),
+                                  ("slug", "slug", 28), ("generated", "generated", 16),
+                                  ("uses", "uses", 4), ("last", "last used", 16),
+                                  ("phase2", "phase 2", 7)):
+            table.add_column(title, width=width, key=key)
+        table.loading = True
+        self.query_one("#memories-empty").display = False
+
+    def focus_default(self) -> None:
+        self.query_one("#memories-table", DataTable).focus()
+
+    # -- loading --------------------------------------------------------------------------
+    def reload(self) -> None:
+        self.load_memories()
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    @work(thread=True, exclusive=True, group="memories-load", name="loading raw memories",
+          exit_on_error=False)
+    def load_memories(self) -> None:
+        rows = self.engine.memories()
+        known = {s.id: s for s in self.engine.sessions(refresh=False) if s.id}
+        projects = {r.thread_id: project_of(r, known) for r in rows}
+        keymap, _problems = self.engine.keymap()
+        self.post_message(self.Loaded(rows, projects, keymap.get("app.consolidate", "c")))
+
+    @on(Loaded)
+    async def _loaded(self, event: Loaded) -> None:
+        table = self.query_one("#memories-table", DataTable)
+        keep = self.current.thread_id if self.current is not None else None
+        table.loading = False
+        self.rows, self.projects = event.rows, event.projects
+        table.clear()
+        for r in self.rows:
+            table.add_row(
+                r.thread_id[:8], self.projects.get(r.thread_id, "?"), r.rollout_slug or "—",
+                when(r.generated_at),
+                Text(str(r.usage_count) if r.usage_count is not None else "—",
+                     justify="right"),
+                when(r.last_usage),
+                Text("✓" if r.selected_for_phase2 else "", justify="center"),
+                key=r.thread_id)
+        empty = not self.rows
+        table.display = not empty
+        if self.is_on_screen_pane() and (self.app.focused is None
+                                         or type(self.app.focused).__name__ == "ContentTabs"):
+            self.focus_default()  # focus could not land on the table while it was loading
+        self.query_one(RawMemoryView).display = not empty
+        note = self.query_one("#memories-empty", Static)
+        note.display = empty
+        if empty:
+            keys = ", ".join(self.app.get_key_display(Binding(k, ""))
+                             for k in event.consolidate_key.split(","))
+            note.update(f"No raw memories yet. Press {keys} to extract sessions that are "
+                        "ready (each becomes a raw memory here) and consolidate them.")
+            await self.query_one(RawMemoryView).show(None)
+            return
+        index = next((i for i, r in enumerate(self.rows) if r.thread_id == keep), 0)
+        if table.cursor_row != index:
+            table.move_cursor(row=index)  # the highlight handler shows it
+        else:
+            await self._show(index)
+
+    # -- the open memory ------------------------------------------------------------------
+    @property
+    def current(self) -> Any | None:
+        table = self.query_one("#memories-table", DataTable)
+        if not self.rows or not (0 <= table.cursor_row < len(self.rows)):
+            return None
+        return self.rows[table.cursor_row]
+
+    @on(DataTable.RowHighlighted, "#memories-table")
+    async def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        await self._show(event.cursor_row)
+
+    async def _show(self, index: int) -> None:
+        if 0 <= index < len(self.rows):
+            row = self.rows[index]
+            await self.query_one(RawMemoryView).show(row, self.projects.get(row.thread_id, "?"))
+
+    @on(DataTable.RowSelected, "#memories-table")
+    def _selected(self) -> None:
+        self.action_open_session()
+
+    def action_open_session(self) -> None:
+        row = self.current
+        if row is not None:
+            self.post_message(ShowSession(row.thread_id))

@@ -1,0 +1,100 @@
+"""The Raw memories pane: stage-1 rows, the open one as Markdown, the jump to its session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import DataTable, Markdown
+
+from tests.tui.conftest import SIZE
+from tui.widgets.raw_memory_view import RawMemoryView
+from tui.widgets.transcript import TranscriptView
+
+DEMO_SLUGS = ["docs_broken_links", "checkout_tests", "deploy_staging"]
+
+
+async def settle(app: Any, pilot: Any) -> None:
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def column(table: DataTable[Any], key: str) -> list[str]:
+    return [str(c) for c in table.get_column(key)]
+
+
+async def test_rows_show_the_demo_stage1_outputs(demo_engine, make_app) -> None:
+    app = make_app(demo_engine, initial="memories")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        table = app.query_one("#memories-table", DataTable)
+        assert column(table, "slug") == DEMO_SLUGS
+        assert column(table, "project") == ["docs-site", "shop", "infra"]
+        assert column(table, "uses") == ["—", "3", "1"]
+        assert column(table, "phase2") == ["", "✓", "✓"]
+        assert column(table, "last") == ["never", "2026-11-19 12:00", "2026-11-19 12:00"]
+        assert table.has_focus
+
+
+async def test_moving_the_cursor_shows_that_memory(demo_engine, make_app) -> None:
+    app = make_app(demo_engine, initial="memories")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        raw = app.query_one("#raw-memory-md", Markdown)
+        summary = app.query_one("#rollout-summary-md", Markdown)
+        assert "mkdocs build --strict" in raw.source
+        assert summary.source.startswith("# Docs style")
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert "make check-quick" in raw.source
+        assert summary.source.startswith("# Checkout tests")
+        # front matter is a YAML block, not a heading underline
+        assert raw.source.startswith("```yaml\ndescription: checkout tests in shop")
+        header = str(app.query_one("#raw-memory-header").render())
+        assert "01a1e8eb-a600-72ae-93e1-daa89c2b9d9f · shop" in header
+        assert app.query_one(RawMemoryView).row.rollout_slug == "checkout_tests"
+
+
+async def test_enter_opens_the_session_transcript(demo_engine, make_app) -> None:
+    app = make_app(demo_engine, initial="memories")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "enter")
+        await settle(app, pilot)
+        assert app.active_pane == "sessions"
+        view = app.query_one(TranscriptView)
+        assert view.display and view.detail is not None
+        assert view.detail.session.id == "01a1e8eb-a600-72ae-93e1-daa89c2b9d9f"
+
+
+async def test_o_opens_the_session_too(demo_engine, make_app) -> None:
+    app = make_app(demo_engine)  # Sessions first: its index is warm, the jump is direct
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("o")
+        await settle(app, pilot)
+        assert app.active_pane == "sessions"
+        detail = app.query_one(TranscriptView).detail
+        assert detail is not None and detail.session.id.startswith("01a1eddc")
+
+
+async def test_empty_state_says_how_to_make_memories(demo_engine, make_app) -> None:
+    demo_engine.reset()
+    app = make_app(demo_engine, initial="memories")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert not app.query_one("#memories-table").display
+        note = str(app.query_one("#memories-empty").render())
+        assert note.startswith("No raw memories yet. Press c to extract")
+
+
+def test_snapshot_raw_memory_open(demo_engine, make_app, snap_compare) -> None:
+    async def open_second(pilot: Any) -> None:
+        await settle(pilot.app, pilot)
+        await pilot.press("down")
+        await settle(pilot.app, pilot)
+
+    assert snap_compare(make_app(demo_engine, initial="memories"), terminal_size=SIZE,
+                        run_before=open_second)

@@ -1,0 +1,36 @@
+"""The backups memdeck took before a reset or a restore, newest first."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.widgets import DataTable
+
+
+def when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+class BackupList(DataTable[Any]):
+    """Backups (id, taken at); Enter on one asks the pane to restore it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.backups: list[Any] = []
+
+    def on_mount(self) -> None:
+        self.add_column("backup", width=22, key="id")
+        self.add_column("taken at", key="created")
+
+    def fill(self, backups: list[Any]) -> None:
+        self.backups = backups
+        self.clear()
+        for b in backups:
+            self.add_row(b.id, when(b.created_at), key=b.id)
+
+    @property
+    def current(self) -> Any | None:
+        if not self.backups or self.cursor_row < 0:
+            return None
+        return self.backups[min(self.cursor_row, len(self.backups) - 1)]
