@@ -307,6 +307,41 @@ class Engine:
 
         set_key(self.home.memdeck_config_path, binding_id, keys)
 
+    # -- memory files -----------------------------------------------------------------
+    def memory_files(self) -> list[Any]:
+        """The memory root's files (summary and MEMORY.md first); empty when it is missing."""
+        from .memory_edit import list_files
+
+        return list_files(self.home)
+
+    def memory_read(self, path: str) -> Any:
+        """A memory file's text and the version token a later save names."""
+        from .memory_edit import read_file
+
+        return read_file(self.home, path)
+
+    def memory_save(self, path: str, text: str, base_version: str | None) -> Any:
+        """Save a user's edit made from `base_version` (None: a new file). Raises
+        `memory_edit.MemoryConflict` (nothing written) if the file changed on disk since."""
+        from .memory_edit import save_file
+
+        self._recover()
+        return save_file(self.home, path, text, base_version, self.clock.now())
+
+    def memory_note(self, text: str, kind: str = "remember") -> Any:
+        """Add an ad-hoc note asking the next consolidation to remember or forget `text`."""
+        from .memory_edit import add_note
+
+        self._recover()
+        return add_note(self.home, text, kind, self.clock.now())
+
+    def memory_injected(self) -> Any:
+        """memory_summary.md as the agent gets it next session, with its token estimate."""
+        from .injected import injected_summary
+
+        self.home.__dict__.pop("config", None)  # the toggles may have changed since
+        return injected_summary(self.home)
+
 
 
 def demo_home(path: str | Path | None = None, clock: Clock | None = None) -> Path:

@@ -28,6 +28,11 @@ def test_the_wheel_ships_the_prompts(tmp_path: Path) -> None:
     for name in NAMES:
         assert f"prompts/{name}.md" in names
     assert "engine/__init__.py" in names and "tui/cli.py" in names
+    # the app with every pane, widget and stylesheet it loads
+    tui = ROOT / "tui"
+    for path in [*tui.glob("*.py"), *tui.glob("panes/*.py"), *tui.glob("widgets/*.py"),
+                 *tui.glob("styles/*.tcss")]:
+        assert path.relative_to(ROOT).as_posix() in names, path
     # and a fresh interpreter finds them inside the wheel, not in this checkout
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import prompts; "
             "assert prompts.__file__.startswith(sys.argv[1]), prompts.__file__; "

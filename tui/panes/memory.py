@@ -1,15 +1,398 @@
-"""Pane: Memory (being built)."""
+"""Pane 3, Memory: the memory folder's files with line numbers and Markdown highlighting;
+edit one (`e`, `ctrl+s`), resolve a conflict with a change made on disk meanwhile, and add
+ad-hoc notes (`n`). Every engine call runs in a worker; nothing typed is lost unasked."""
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.widgets import Static
+from typing import Any
 
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList, Static, TextArea
+from textual.worker import Worker, WorkerState
+
+from engine.memory_edit import MemoryConflict
+
+from ..messages import MemoryChanged
+from ..widgets.confirm import ConfirmScreen
+from ..widgets.conflict import KEEP_MINE, TAKE_DISK, ConflictScreen
+from ..widgets.injected import InjectedScreen
+from ..widgets.memory_editor import MemoryEditor
+from ..widgets.memory_files import MemoryFileList
+from ..widgets.note import NoteScreen
 from .base import Pane
+
+DEFAULT_FILES = ("memory_summary.md", "MEMORY.md")
+
+
+def human_size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1024**2 else \
+        f"{n / 1024**2:.1f} MB"
 
 
 class MemoryPane(Pane):
     TITLE = "Memory"
+    BINDINGS = [
+        Binding("e", "edit", "Edit", id="memory.edit"),
+        Binding("ctrl+s", "save", "Save", id="memory.save"),
+        Binding("escape", "leave_edit", "Stop editing", id="memory.leave"),
+        Binding("n", "note", "New note", id="memory.note"),
+        Binding("i", "injected", "Agent's view", id="memory.injected"),
+        Binding("R", "reload", "Reload", id="memory.reload", show=False),
+    ]
+    COMMANDS = [
+        ("Edit this memory file", "Edit the open memory file (ctrl+s saves)", "edit"),
+        ("Save the memory file", "Save the edit; a change made on disk meanwhile is shown "
+         "first", "save"),
+        ("Stop editing", "Leave edit mode (asks before dropping unsaved changes)",
+         "leave_edit"),
+        ("New ad-hoc note", "Ask the next consolidation to remember or forget something",
+         "note"),
+        ("What the agent sees", "memory_summary.md as the next session gets it, with its "
+         "token count", "injected"),
+        ("Reload memory files", "Read the memory folder again", "reload"),
+    ]
+
+    class Loaded(Message):
+        def __init__(self, files: list[Any]) -> None:
+            super().__init__()
+            self.files = files
+
+    class FileLoaded(Message):
+        def __init__(self, file: Any) -> None:
+            super().__init__()
+            self.file = file
+
+    class Saved(Message):
+        def __init__(self, result: Any, file: Any, text: str) -> None:
+            super().__init__()
+            self.result = result
+            self.file = file
+            self.text = text
+
+    class Conflicted(Message):
+        def __init__(self, conflict: MemoryConflict, mine: str) -> None:
+            super().__init__()
+            self.conflict = conflict
+            self.mine = mine
+
+    class SaveEnded(Message):
+        """A save finished one way or another: the editor may save again."""
+
+    class InjectedLoaded(Message):
+        def __init__(self, summary: Any) -> None:
+            super().__init__()
+            self.summary = summary
+
+    class NoteAdded(Message):
+        def __init__(self, note: Any) -> None:
+            super().__init__()
+            self.note = note
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.files: list[Any] = []
+        self.wanted: str | None = None  # the file shown, or being loaded
+        self.saving = False
 
     def compose(self) -> ComposeResult:
-        yield Static("Memory")
+        with Horizontal(id="memory-body"):
+            with Vertical(id="memory-side"):
+                yield MemoryFileList(id="memory-files")
+            with Vertical(id="memory-main"):
+                yield Static("", id="memory-title")
+                yield MemoryEditor(id="memory-editor")
+
+    def on_mount(self) -> None:
+        self.query_one(MemoryFileList).loading = True
+
+    @property
+    def editor(self) -> MemoryEditor:
+        return self.query_one(MemoryEditor)
+
+    @property
+    def file_list(self) -> MemoryFileList:
+        return self.query_one(MemoryFileList)
+
+    def has_unsaved_changes(self) -> bool:
+        """For the App to ask before quitting: an edit not saved yet."""
+        return self.editor.dirty
+
+    def focus_default(self) -> None:
+        (self.editor if self.editor.editing else self.file_list).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        editing = self.editor.editing
+        if action == "edit":
+            if editing:
+                return False
+            base = self.editor.base
+            return base is not None and base.read_only is None or None
+        if action in ("save", "leave_edit"):
+            return editing
+        if action in ("note", "injected"):
+            return not editing
+        return True
+
+    # -- loading ----------------------------------------------------------------------------
+    def reload(self) -> None:
+        self.load_files()
+
+    @work(thread=True, exclusive=True, group="memory-load", name="loading memory files",
+          exit_on_error=False)
+    def load_files(self) -> None:
+        self.post_message(self.Loaded(self.engine.memory_files()))
+
+    @on(Loaded)
+    def _loaded(self, event: Loaded) -> None:
+        self.files = event.files
+        lst = self.file_list
+        lst.loading = False
+        paths = [f.path for f in event.files]
+        editing = self.editor.base.path if self.editor.editing and self.editor.base else None
+        want = editing or (self.wanted if self.wanted in paths else next(
+            (p for p in (*DEFAULT_FILES, *paths) if p in paths), None))
+        lst.set_files(event.files, keep=want)
+        if self.is_on_screen_pane() and (self.app.focused is None
+                                         or type(self.app.focused).__name__ == "ContentTabs"):
+            self.focus_default()  # the list could not take focus while it was loading
+        if want is None:
+            self.wanted = None
+            if not self.editor.editing:
+                self.editor.clear_file()
+            self._title()
+            return
+        if not self.editor.editing:
+            self.open_file(want)  # the text may have changed on disk too
+
+    def open_file(self, path: str) -> None:
+        self.wanted = path
+        self.read_file(path)
+
+    @work(thread=True, exclusive=True, group="memory-read", name="opening the memory file",
+          exit_on_error=False)
+    def read_file(self, path: str) -> None:
+        self.post_message(self.FileLoaded(self.engine.memory_read(path)))
+
+    @on(FileLoaded)
+    def _file_loaded(self, event: FileLoaded) -> None:
+        if event.file.path != self.wanted or self.editor.editing:
+            return  # the user moved on, or is editing: never replace their text
+        self.editor.show(event.file)
+        self._title()
+        self.refresh_bindings()
+
+    @on(OptionList.OptionHighlighted, "#memory-files")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        path = event.option.id
+        if path and not event.option.disabled and path != self.wanted \
+                and not self.editor.editing:
+            self.open_file(path)
+
+    @on(OptionList.OptionSelected, "#memory-files")
+    def _selected(self) -> None:
+        self.editor.focus()
+
+    # -- the title line ---------------------------------------------------------------------
+    def _title(self) -> None:
+        title = self.query_one("#memory-title", Static)
+        f = self.editor.base
+        if f is None:
+            title.update(Content.from_markup(
+                "[b]The memory folder is empty.[/b]\n[$text-muted]Codex fills it after its "
+                "first consolidation; press [b]n[/b] to add a note now.[/]"))
+            return
+        info = next((i for i in self.files if i.path == f.path), None)
+        size = human_size(info.size) if info is not None else ""
+        lines = self.editor.document.line_count
+        meta = f"{size} · {lines} line{'s' if lines != 1 else ''}"
+        room = max(12, title.content_size.width - len(meta) - 2)
+        path = f.path if len(f.path) <= room else "…" + f.path[-(room - 1):]
+        head = Content.assemble((path, "bold"), "  ", (meta, "$text-muted"))
+        if self.editor.editing:
+            state = ("● modified", "bold $text-warning") if self.editor.dirty else (
+                "editing", "bold $text-warning")
+            sub = Content.assemble(state, (" — ctrl+s save · esc stop editing"
+                                           + (" · saving…" if self.saving else ""),
+                                           "$text-muted"))
+        elif f.read_only:
+            sub = Content.styled(f"read-only: {f.read_only}", "$text-warning")
+        else:
+            sub = Content.styled(f.hint or "press e to edit", "$text-muted")
+        title.update(Content("\n").join([head, sub]))
+
+    def on_resize(self) -> None:
+        self._title()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Textual calls Pane's handler too (it shows the error); here the list stops spinning
+        if event.state is WorkerState.ERROR and event.worker.group == "memory-load":
+            self.file_list.loading = False
+
+    @on(TextArea.Changed, "#memory-editor")
+    def _typed(self) -> None:
+        if self.editor.editing:
+            self._title()
+
+    # -- editing ----------------------------------------------------------------------------
+    def action_edit(self) -> None:
+        f = self.editor.base
+        if f is None or self.editor.editing:
+            return
+        if f.read_only:
+            self.notify(f"{f.path} is read-only: {f.read_only}", severity="warning")
+            return
+        self.editor.begin_edit()
+        self.file_list.disabled = True  # one file at a time: no switching away mid-edit
+        self._after_mode_change()
+
+    def _after_mode_change(self) -> None:
+        self._title()
+        self.refresh_bindings()
+        self.focus_default()
+
+    def _stop_editing(self, keep_text: bool = False) -> None:
+        self.editor.end_edit(keep_text=keep_text)
+        self.file_list.disabled = False
+        self._after_mode_change()
+
+    def action_leave_edit(self) -> None:
+        if not self.editor.editing:
+            return
+        if self.saving:
+            self.notify("Saving… wait a moment before leaving.", timeout=3)
+            return
+        if not self.editor.dirty:
+            self._stop_editing()
+            return
+        path = self.editor.base.path if self.editor.base else "the file"
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self._stop_editing()
+                self.open_file(self.wanted or path)  # show what is on disk now
+
+        self.app.push_screen(ConfirmScreen(f"Discard your changes to {path}?",
+                                           "What you typed since pressing e will be lost.",
+                                           yes="Discard", danger=True), answered)
+
+    def action_save(self) -> None:
+        f = self.editor.base
+        if not self.editor.editing or f is None or self.saving:
+            return
+        if not self.editor.dirty:
+            self.notify("No changes to save.", timeout=3)
+            return
+        self._save(f.path, self.editor.text, f.version)
+
+    def _save(self, path: str, text: str, base_version: str | None) -> None:
+        self.saving = True
+        self._title()
+        self.save_file(path, text, base_version)
+
+    @work(thread=True, exclusive=True, group="memory-save", name="saving the memory file",
+          exit_on_error=False)
+    def save_file(self, path: str, text: str, base_version: str | None) -> None:
+        try:
+            try:
+                result = self.engine.memory_save(path, text, base_version)
+            except MemoryConflict as c:
+                self.post_message(self.Conflicted(c, text))
+                return
+            self.post_message(self.Saved(result, self.engine.memory_read(path), text))
+        finally:
+            self.post_message(self.SaveEnded())
+
+    @on(SaveEnded)
+    def _save_ended(self) -> None:
+        self.saving = False
+        self._title()
+
+    @on(Saved)
+    def _saved(self, event: Saved) -> None:
+        r = event.result
+        base = self.editor.base
+        if self.editor.editing and base is not None and base.path == event.file.path:
+            if self.editor.text == event.text:
+                self._stop_editing(keep_text=True)
+                self.editor.show(event.file)  # the saved file, with its new version
+            else:  # typed on while saving: keep editing from the version just written
+                self.editor.base = event.file
+            self._title()
+        commit = f" (history {r.commit[:7]}, your edit)" if r.commit else ""
+        self.notify(f"Saved {r.path}{commit}.", timeout=4)
+        self.post_message(MemoryChanged("edit"))
+
+    @on(Conflicted)
+    def _conflicted(self, event: Conflicted) -> None:
+        c, base = event.conflict, self.editor.base
+        if base is None:
+            return
+
+        def chosen(choice: str | None) -> None:
+            if choice == KEEP_MINE:
+                self._save(c.path, self.editor.text, c.disk_version)
+            elif choice == TAKE_DISK:
+                self._confirm_take_disk(c)
+            else:
+                self.editor.focus()
+
+        self.app.push_screen(ConflictScreen(c.path, base.text, c.disk_text, event.mine),
+                             chosen)
+
+    def _confirm_take_disk(self, c: MemoryConflict) -> None:
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                self.notify("Still editing; nothing was saved.", timeout=4)
+                self.editor.focus()
+                return
+            self._stop_editing()
+            if c.disk_text is None:
+                self.wanted = None
+                self.editor.clear_file()
+            self.reload()  # the list and the file as they are on disk now
+
+        self.app.push_screen(ConfirmScreen(
+            f"Take the version on disk and drop your edit of {c.path}?",
+            "What you typed since pressing e will be lost.", yes="Drop my edit",
+            danger=True), answered)
+
+    # -- ad-hoc notes -----------------------------------------------------------------------
+    def action_note(self) -> None:
+        def answered(result: tuple[str, str] | None) -> None:
+            if result is not None:
+                kind, text = result
+                self.add_note(text, kind)
+
+        self.app.push_screen(NoteScreen(), answered)
+
+    @work(thread=True, group="memory-note", name="adding the note", exit_on_error=False)
+    def add_note(self, text: str, kind: str) -> None:
+        self.post_message(self.NoteAdded(self.engine.memory_note(text, kind)))
+
+    @on(NoteAdded)
+    def _note_added(self, event: NoteAdded) -> None:
+        self.notify(f"Note added: {event.note.path}", timeout=5)
+        if not self.editor.editing:
+            self.wanted = event.note.path  # show it once the list is read again
+        self.post_message(MemoryChanged("edit"))
+
+    # -- what the agent is shown -----------------------------------------------------------
+    def action_injected(self) -> None:
+        self.load_injected()
+
+    @work(thread=True, exclusive=True, group="memory-injected",
+          name="reading what the agent is shown", exit_on_error=False)
+    def load_injected(self) -> None:
+        self.post_message(self.InjectedLoaded(self.engine.memory_injected()))
+
+    @on(InjectedLoaded)
+    def _injected(self, event: InjectedLoaded) -> None:
+        self.app.push_screen(InjectedScreen(event.summary))
+
+    def action_reload(self) -> None:
+        self.reload()
