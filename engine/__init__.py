@@ -293,6 +293,13 @@ class Engine:
         self.home.__dict__.pop("config", None)  # re-read on next use
         return self.config_get(key)
 
+    def config_unset(self, key: str) -> SettingValue:
+        """Remove a key from its file (every other byte kept) so the default applies again."""
+        which, table, spec = resolve_key(key)
+        self._settings_file(which).unset(table, spec)
+        self.home.__dict__.pop("config", None)
+        return self.config_get(key)
+
     def config_all(self) -> list[SettingValue]:
         return [self.config_get(k) for k in all_keys()]
 

@@ -34,6 +34,7 @@ from .panes.memory import MemoryPane
 from .panes.review import ReviewPane
 from .panes.sessions import SessionsPane
 from .panes.settings import SettingsPane
+from .widgets.confirm import ConfirmScreen
 from .widgets.help import HelpScreen
 from .widgets.pipeline_bar import PipelineBar
 
@@ -241,6 +242,23 @@ class MemdeckApp(App[None]):
                 self.post_message(WorkFailed("watcher", ev.detail))
 
         Watcher(self.engine, on_event, stop=self._watch_stop).run()
+
+    async def action_quit(self) -> None:
+        """Quit, but never drop an unsaved edit of a memory file without asking."""
+        memory = self.pane("memory")
+        if getattr(memory, "has_unsaved_changes", lambda: False)():
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.exit()
+
+            self.action_show_pane("memory")
+            self.push_screen(ConfirmScreen(
+                "Quit and lose your unsaved edit?",
+                "The file you are editing in the Memory pane has changes that are not saved. "
+                "Cancel, then ctrl+s to save them.", yes="Quit without saving", danger=True),
+                answered)
+            return
+        self.exit()
 
     def on_unmount(self) -> None:
         self._watch_stop.set()

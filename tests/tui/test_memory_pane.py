@@ -363,3 +363,19 @@ async def test_an_unreadable_memory_folder_is_one_error(demo_engine, make_app,
         await open_memory(app, pilot)
         assert len(errors(app)) == 1 and "symlink" in errors(app)[0]
         assert not app.query_one(MemoryFileList).loading
+
+
+async def test_quitting_with_an_unsaved_edit_asks_first(demo_engine, make_app) -> None:
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_memory(app, pilot)
+        await pilot.press("e", "x", "ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen) and app.is_running
+        await pilot.press("escape")  # cancel: the edit is still there
+        assert app.query_one(MemoryPane).has_unsaved_changes() and app.is_running
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert not app.is_running

@@ -20,7 +20,6 @@ from textual.widgets import Button, Static
 
 from engine.errors import ConfigError
 from engine.settings import SettingValue, all_keys, resolve_key
-from engine.settings_unset import config_unset
 
 from ..messages import MemoryChanged, SessionsChanged
 from ..widgets.backup_list import BackupList, when
@@ -236,7 +235,7 @@ class SettingsPane(Pane):
         with self._write_lock:
             try:
                 setting = (self.engine.config_set(key, text) if text is not None
-                           else config_unset(self.engine, key))
+                           else self.engine.config_unset(key))
             except ConfigError as e:
                 try:
                     stored: SettingValue | None = self.engine.config_get(key)
