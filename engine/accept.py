@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +82,21 @@ def _selected(new: Path, threads: list[str], conn: Any) -> list[tuple[str, int]]
     return [(t, int(s)) for t, s in rows if t in present and t in threads]
 
 
+# One accept or recovery at a time in this process: the app runs engine calls on several
+# worker threads, and a recovery must never clear the folder an accept is building.
+_ROOT_LOCK = threading.RLock()
+
+
 def accept(engine: Any, pid: str, files: list[str] | None = None,
            hunks: dict[str, list[int]] | None = None) -> Proposal:
     """All of a proposal, its changes to the chosen `files`, and/or the chosen `hunks`
     ({path: [hunk index, …]}, as `proposal_hunks` numbers them)."""
+    with _ROOT_LOCK:
+        return _accept(engine, pid, files, hunks)
+
+
+def _accept(engine: Any, pid: str, files: list[str] | None,
+            hunks: dict[str, list[int]] | None) -> Proposal:
     home = engine.home
     recover(engine)
     p = get(engine, pid)
@@ -174,6 +186,24 @@ def _finish(engine: Any, db: PipelineDB, token: str | None, p: Proposal,
 
 def recover(engine: Any) -> str | None:
     """Finish or undo an accept that was interrupted. Returns what was done, or None."""
+    with _ROOT_LOCK:
+        root, new, journal, swap_journal = _paths(engine.home)
+        if not (journal.exists() or new.exists() or swap_journal.exists()):
+            return None
+        if not journal.exists() and _accept_in_progress(engine):
+            return None  # another process is building its accept right now: not ours to clear
+        return _recover(engine)
+
+
+def _accept_in_progress(engine: Any) -> bool:
+    db = PipelineDB.open(engine.home)
+    try:
+        return db.global_lease_live(int(engine.clock.now()))
+    finally:
+        db.close()
+
+
+def _recover(engine: Any) -> str | None:
     root, new, journal, swap_journal = _paths(engine.home)
     recover_swap(swap_journal)
     if not journal.exists():

@@ -267,18 +267,24 @@ class PipelineDB:
             return row is not None
 
     # -- the phase-2 global lease, held while memdeck writes into the memory root ------
+    def global_lease_live(self, now: int) -> bool:
+        """Someone alive holds the global consolidation lease right now."""
+        row = self.conn.execute("SELECT status, lease_until, worker_id FROM jobs WHERE kind = ? "
+                                "AND job_key = 'global'", (GLOBAL_KIND,)).fetchone()
+        return bool(row and row[0] == "running" and (row[1] or 0) > now
+                    and not _dead_memdeck_worker(row[2]))
+
     @contextmanager
     def global_lease(self, now: int, purpose: str) -> Iterator[str]:
         """Hold the global consolidation lease (refused while someone else's is live); on
         release the job is left `pending`, so the next consolidation sees the change."""
         token = str(uuid.uuid4())
         with self.tx() as c:
-            row = c.execute("SELECT status, lease_until, worker_id FROM jobs WHERE kind = ? "
-                            "AND job_key = 'global'", (GLOBAL_KIND,)).fetchone()
-            if (row and row[0] == "running" and (row[1] or 0) > now
-                    and not _dead_memdeck_worker(row[2])):
+            row = c.execute("SELECT worker_id FROM jobs WHERE kind = ? AND job_key = 'global'",
+                            (GLOBAL_KIND,)).fetchone()
+            if self.global_lease_live(now):
                 raise PipelineDBError(
-                    f"cannot {purpose}: a consolidation is running ({row[2] or 'unknown'}); "
+                    f"cannot {purpose}: a consolidation is running ({row[0] or 'unknown'}); "
                     "try again after it finishes")
             c.execute(
                 "INSERT INTO jobs (kind, job_key, status, worker_id, ownership_token, "

@@ -157,3 +157,23 @@ def test_damaged_journals_and_a_lost_workspace(proposed) -> None:
     shutil.rmtree(home / "memdeck" / "proposals" / pid / "workspace")
     with pytest.raises(AcceptRefused, match="lost its workspace"):
         Engine.open(home).accept(pid)
+
+
+def test_recovery_leaves_an_accept_in_progress_alone(proposed) -> None:
+    """Another memdeck (or a worker thread) holds the lease and is building its new folder:
+    a recovery started meanwhile must not clear that folder; once the lease is gone it does."""
+    from conftest import hold_global_lease
+
+    home, _ = proposed
+    building = home / ".memories.memdeck-new"
+    building.mkdir()
+    (building / "MEMORY.md").write_text("half built\n")
+    hold_global_lease(home)
+    assert recover(Engine.open(home)) is None
+    assert (building / "MEMORY.md").read_text() == "half built\n"
+    conn = sqlite3.connect(home / "memories_1.sqlite")
+    conn.execute("UPDATE jobs SET lease_until = 0 WHERE job_key = 'global'")  # the holder died
+    conn.commit()
+    conn.close()
+    recover(Engine.open(home))
+    assert not building.exists()
