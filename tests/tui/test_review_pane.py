@@ -1,0 +1,291 @@
+"""The Review pane: the pending proposal, hunk toggles, accept some or all, reject, and the
+secrets gate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from conftest import plant_secret
+
+from engine import Engine
+from engine.proposals import root_state
+from tests.tui import stable_demo
+from tests.tui.conftest import SIZE
+from tui.messages import MemoryChanged
+from tui.widgets.confirm import AskScreen, ConfirmScreen
+from tui.widgets.hunk_list import HunkList
+
+stable_engine = stable_demo.stable_engine  # fixtures: the demo home at a fixed path
+fixed_proposal_ids = stable_demo.fixed_proposal_ids
+
+
+async def settle(app: Any, pilot: Any) -> None:
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def propose(engine: Engine, secret: bool = False) -> Any:
+    engine.extract(backend="offline")
+    if secret:
+        plant_secret(engine.home.root)
+    return engine.consolidate()
+
+
+def status_of(engine: Engine, pid: str) -> Any:
+    return next(p for p in engine.proposals() if p.id == pid)
+
+
+def workspace(engine: Engine, pid: str) -> Path:
+    return engine.home.proposals_dir / pid / "workspace"
+
+
+def notes(app: Any) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def text(app: Any, selector: str) -> str:
+    return app.query_one(selector).render().plain
+
+
+async def to_hunk(pilot: Any, hunks: HunkList, k: int) -> None:
+    await pilot.press("home", *["down"] * k)
+    assert hunks.cursor == k
+
+
+async def test_the_pending_proposal_with_its_inputs_files_and_hunks(demo_engine,
+                                                                   make_app) -> None:
+    p = propose(demo_engine)
+    app = make_app(demo_engine, initial="review")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hunks = app.query_one(HunkList)
+        assert hunks.count == len(demo_engine.proposal_hunks(p.id)) == 7
+        assert hunks.selected == set(range(7)) and hunks.has_focus
+        title = text(app, "#proposal-title")
+        assert p.id in title and "heuristic" in title and "2026-11-20 12:00" in title
+        inputs = text(app, "#proposal-inputs")
+        assert "Inputs · 5 sessions" in inputs and "shop" in inputs
+        assert "Upgrade Django to 5.1" in inputs and p.threads[0][:8] in inputs
+        files = text(app, "#proposal-files")
+        assert "Files · 6 changed" in files and "M MEMORY.md" in files and "+35" in files
+        headers = [r for r in hunks.rows if r.kind == "hunk"]
+        assert headers[0].body.startswith("MEMORY.md  @@ -8,15 +8,24 @@")
+        assert {r.kind for r in hunks.rows} >= {"add", "ctx", "del"}
+        assert "7 hunks · 7 selected in 6 files" in text(app, "#review-status")
+        assert not app.query_one("#review-banner").display
+
+
+async def test_toggle_one_off_then_accept_applies_only_the_others(demo_engine,
+                                                                 make_app) -> None:
+    p = propose(demo_engine)
+    root, ws = demo_engine.home.memory_root, workspace(demo_engine, p.id)
+    old_memory = (root / "MEMORY.md").read_text()
+    app = make_app(demo_engine, initial="review")
+    messages: list[Any] = []
+    async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
+        await settle(app, pilot)
+        hunks = app.query_one(HunkList)
+        django = next(k for k, h in enumerate(app.query_one("#review-pane").data.hunks)
+                      if h.path == "MEMORY.md" and any("Upgrade Django" in x for x in h.lines))
+        await to_hunk(pilot, hunks, django)
+        await pilot.press("space")
+        assert hunks.selected == set(range(7)) - {django}
+        assert "6 selected in 6 files" in text(app, "#review-status")
+        await pilot.press("a")
+        await settle(app, pilot)
+        assert status_of(demo_engine, p.id).status == "partial"
+        memory = (root / "MEMORY.md").read_text()
+        assert "Upgrade Django to 5.1" not in memory  # the hunk left out
+        assert "Add a bucket for invoices" in memory  # the other MEMORY.md hunk went in
+        assert memory != old_memory
+        for rel in ("memory_summary.md", "raw_memories.md"):
+            assert (root / rel).read_text() == (ws / rel).read_text()
+        summaries = sorted(x.name for x in (root / "rollout_summaries").glob("*.md"))
+        assert len(summaries) == 5 and any("upgrade_django" in x for x in summaries)
+        assert "Accepted 6 of 7 hunks in 6 files." in notes(app)
+        assert any(isinstance(m, MemoryChanged) and m.source == "accept" for m in messages)
+        assert "No proposal is waiting for review." in text(app, "#review-empty-text")
+
+
+async def test_accept_all_asks_first_naming_the_counts(demo_engine, make_app) -> None:
+    p = propose(demo_engine)
+    root, ws = demo_engine.home.memory_root, workspace(demo_engine, p.id)
+    expected = {rel: (ws / rel).read_text() for rel in ("MEMORY.md", "memory_summary.md")}
+    before = root_state(root)
+    app = make_app(demo_engine, initial="review")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("A")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "All 7 hunks in 6 files" in app.screen.detail
+        await pilot.press("n")  # no: nothing happens
+        await settle(app, pilot)
+        assert root_state(root) == before and status_of(demo_engine, p.id).status == "pending"
+        await pilot.press("A")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert status_of(demo_engine, p.id).status == "accepted"
+        for rel, content in expected.items():
+            assert (root / rel).read_text() == content
+        assert "Accepted all 7 hunks in 6 files." in notes(app)
+
+
+async def test_reject_with_a_reason_and_escape_cancels(demo_engine, make_app) -> None:
+    p = propose(demo_engine)
+    app = make_app(demo_engine, initial="review")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, AskScreen)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert status_of(demo_engine, p.id).status == "pending"
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press(*"too vague", "enter")
+        await settle(app, pilot)
+        rejected = status_of(demo_engine, p.id)
+        assert (rejected.status, rejected.reason) == ("rejected", "too vague")
+        empty = text(app, "#review-empty-text")
+        assert "No proposal is waiting" in empty and "press c" in empty.lower()
+        assert p.id in empty and "rejected" in empty and "too vague" in empty
+        assert not app.query_one("#review-proposal").display
+
+
+async def test_a_secret_blocks_accept_and_is_highlighted(demo_engine, make_app) -> None:
+    p = propose(demo_engine, secret=True)
+    assert p.secrets
+    root = demo_engine.home.memory_root
+    before = root_state(root)
+    app = make_app(demo_engine, initial="review")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hunks = app.query_one(HunkList)
+        banner = text(app, "#review-banner")
+        assert "Acceptance blocked" in banner and "MEMORY.md:70" in banner
+        marked = [r for r in hunks.rows if r.secret and r.kind == "add"]
+        assert {r.body.split("key ")[-1][:4] for r in marked} == {"ghp_"}
+        assert "accept blocked" in text(app, "#review-status")
+        await pilot.press("a")
+        await settle(app, pilot)
+        assert any("Accept blocked: MEMORY.md line 70 adds a secret" in n for n in notes(app))
+        await pilot.press("A")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)  # not even asked
+        await settle(app, pilot)
+        assert root_state(root) == before and status_of(demo_engine, p.id).status == "pending"
+        # the hunks without the secret may still go in, as the engine allows
+        for k in sorted(hunks.secret_hunks):
+            await to_hunk(pilot, hunks, k)
+            await pilot.press("space")
+        assert "accept blocked" not in text(app, "#review-status")
+        await pilot.press("a")
+        await settle(app, pilot)
+        assert status_of(demo_engine, p.id).status == "partial"
+        assert "ghp_" not in "".join(x.read_text() for x in root.rglob("*.md"))
+
+
+async def test_the_engines_refusal_is_one_line(demo_engine, make_app) -> None:
+    p = propose(demo_engine)
+    memory = demo_engine.home.memory_root / "MEMORY.md"
+    memory.write_text(memory.read_text() + "- edited meanwhile\n")
+    app = make_app(demo_engine, initial="review")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "memory folder changed since" in text(app, "#review-banner")
+        await pilot.press("a")
+        await settle(app, pilot)
+        assert any(n.startswith("accepting the proposal failed: memory changed since")
+                   and "\n" not in n for n in notes(app))
+        assert memory.read_text().endswith("- edited meanwhile\n")
+        assert status_of(demo_engine, p.id).status == "pending"
+
+
+async def test_a_proposal_without_its_workspace_offers_nothing_to_accept(demo_engine,
+                                                                       make_app) -> None:
+    import shutil
+
+    p = propose(demo_engine)
+    shutil.rmtree(workspace(demo_engine, p.id))
+    app = make_app(demo_engine, initial="review")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "lost its workspace" in text(app, "#review-banner")
+        assert app.query_one(HunkList).count == 0  # not every file shown as deleted
+        await pilot.press("r", "enter")
+        await settle(app, pilot)
+        assert status_of(demo_engine, p.id).status == "rejected"
+
+
+async def test_c_makes_a_proposal_and_opens_it(demo_engine, make_app) -> None:
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.active_pane == "sessions"
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert app.active_pane == "review"
+        pending = [p for p in demo_engine.proposals() if p.status == "pending"]
+        assert len(pending) == 1
+        assert pending[0].id in text(app, "#proposal-title")
+        assert app.query_one(HunkList).count == 7
+
+
+async def test_without_a_proposal_the_keys_are_hidden(demo_engine, make_app) -> None:
+    app = make_app(demo_engine, initial="review")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "Press c to extract" in text(app, "#review-empty-text")
+        pane = app.query_one("#review-pane")
+        for action in ("toggle", "accept", "accept_all", "reject"):
+            assert pane.check_action(action, ()) is False
+        await pilot.press("r")
+        await pilot.pause()
+        assert not isinstance(app.screen, AskScreen)
+
+
+def test_snapshot_review_with_one_hunk_toggled_off(stable_engine, make_app,
+                                                   snap_compare, fixed_proposal_ids) -> None:
+    propose(stable_engine)
+
+    async def run_before(pilot: Any) -> None:
+        await settle(pilot.app, pilot)
+        await pilot.press("down", "down", "space")  # memory_summary.md's hunk: off
+        hunks = pilot.app.query_one(HunkList)
+        hunks.scroll_relative(y=-9, animate=False, immediate=True)  # the one before, too
+        await pilot.pause()
+
+    assert snap_compare(make_app(stable_engine, initial="review"), terminal_size=SIZE,
+                        run_before=run_before)
+
+
+def test_snapshot_review_blocked_by_a_secret(stable_engine, make_app,
+                                             snap_compare, fixed_proposal_ids) -> None:
+    propose(stable_engine, secret=True)
+
+    async def run_before(pilot: Any) -> None:
+        await settle(pilot.app, pilot)
+        await pilot.press("down", "a")  # MEMORY.md's second hunk holds the secret
+        await settle(pilot.app, pilot)
+
+    assert snap_compare(make_app(stable_engine, initial="review"), terminal_size=SIZE,
+                        run_before=run_before)
+
+
+def test_snapshot_review_with_nothing_pending(stable_engine, make_app,
+                                              snap_compare, fixed_proposal_ids) -> None:
+    p = propose(stable_engine)
+    stable_engine.reject(p.id, "the deploy notes are wrong")
+
+    async def run_before(pilot: Any) -> None:
+        await settle(pilot.app, pilot)
+
+    assert snap_compare(make_app(stable_engine, initial="review"), terminal_size=SIZE,
+                        run_before=run_before)
