@@ -104,10 +104,11 @@ class SessionsPane(Pane):
                                                     or self.size.width)
 
     def focus_default(self) -> None:
-        if self.showing_transcript:
-            self.query_one(TranscriptView).focus()
-        else:
-            self.query_one(SessionTable).focus()
+        # at once, not after a refresh: a deferred focus() could pull the user back here
+        # from a pane they switched to meanwhile
+        target = self.query_one(TranscriptView) if self.showing_transcript \
+            else self.query_one(SessionTable)
+        self.screen.set_focus(target)
 
     @property
     def showing_transcript(self) -> bool:

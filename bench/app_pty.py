@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""The memdeck app (or a bare Textual app) in a child process on a 120x36 pseudo-terminal,
+reporting moments as JSON lines on a pipe; and the parent's side: spawning it, writing keys to
+the pty, reading the moments. Used by bench/tui.py, which explains the figures.
+
+The child is started as memdeck starts the app (`Engine.open(home)`, `MemdeckApp(engine,
+watch=True).run()`, Textual's Linux driver drawing on the pty); it subclasses the app only to
+report when something was handled and the next frame drawn (`call_after_refresh`). Both
+processes read `time.perf_counter`, CLOCK_MONOTONIC on Linux: one clock for both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COLS, ROWS = 120, 36
+PANES = ("sessions", "memories", "memory", "history", "review", "settings")
+PAGE_DOWN = b"\x1b[6~"
+PAINT_TIMEOUT_S = 300
+FAILED_GRACE_S = 10.0  # after a worker failed, how long a paint may still come
+PACE_S = 0.15  # between pane keys: a fast human, and time for a pane's first load to start
+
+
+# ======================================================================================
+# the child: the app on a pty, reporting moments on a pipe
+# ======================================================================================
+
+
+def child(args: argparse.Namespace) -> int:
+    fd = args.report_fd
+
+    def emit(ev: str, **kw: object) -> None:
+        os.write(fd, (json.dumps({"ev": ev, "t": time.perf_counter(), **kw}) + "\n").encode())
+
+    emit("started")  # the interpreter is up; nothing of Textual or memdeck is imported yet
+    profiler = None
+    if args.profile_out:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    app = _bare_app(emit, args) if args.child == "bare" else _memdeck_app(emit, args)
+    app.run()
+    import resource
+
+    emit("exited", rss_kb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+         children_rss_kb=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(args.profile_out)
+    return 0
+
+
+def _state() -> dict[str, object]:
+    import resource
+
+    return {"openai": "openai" in sys.modules, "git": "git" in sys.modules,
+            "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+
+
+def _bare_app(emit, args):  # noqa: ANN001, ANN202 - imports stay inside the child
+    from textual.app import App, ComposeResult
+    from textual.widgets import Static
+
+    class Bare(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("Hello from a bare Textual app.")
+
+        def on_mount(self) -> None:
+            self.call_after_refresh(self.painted)
+
+        def painted(self) -> None:
+            emit("painted", **_state())
+            if args.quit_after_paint:
+                self.exit()
+
+    return Bare()
+
+
+def _memdeck_app(emit, args):  # noqa: ANN001, ANN202
+    from textual import on
+    from textual.widgets import TabbedContent
+
+    import tui.app
+    from engine import Engine
+    from tui.messages import WorkFailed
+    from tui.panes.sessions import SessionsPane
+    from tui.widgets.session_table import SessionTable
+
+    emit("imported")  # Textual, the app and the engine
+    styles = Path(tui.app.__file__).parent
+
+    class TimedApp(tui.app.MemdeckApp):
+        CSS_PATH = [str(styles / p) for p in tui.app.MemdeckApp.CSS_PATH]  # not bench/'s
+        _painted = False
+
+        def on_mount(self) -> None:  # Textual calls MemdeckApp.on_mount as well, first
+            self.call_after_refresh(emit, "first_frame")  # every pane composed, not loaded
+
+        @on(SessionsPane.Loaded)
+        def _bench_loaded(self, event: SessionsPane.Loaded) -> None:
+            self.call_after_refresh(self._bench_drawn, len(event.sessions), event.final)
+
+        def _bench_drawn(self, sessions: int, final: bool) -> None:
+            shown = len(self.query_one(SessionTable).rows)
+            emit("painted" if final else "first_rows", sessions=sessions, shown=shown,
+                 **_state())
+            if final and not self._painted:
+                self._painted = True
+                if args.quit_after_paint:
+                    self.exit()
+
+        @on(WorkFailed)
+        def _bench_failed(self, event: WorkFailed) -> None:
+            error = event.error
+            text = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) \
+                else str(error)
+            emit("failed", what=event.what, error=text)
+
+        @on(TabbedContent.TabActivated)
+        def _bench_tab(self, event: TabbedContent.TabActivated) -> None:
+            self.call_after_refresh(emit, "tab", pane=event.pane.id)
+
+        @on(SessionTable.Highlighted)
+        def _bench_cursor(self) -> None:
+            table = self.query_one(SessionTable)
+            self.call_after_refresh(lambda: emit("cursor", cursor=table.cursor,
+                                                 rows=len(table.rows)))
+
+    return TimedApp(Engine.open(args.home), watch=not args.no_watch)
+
+
+# ======================================================================================
+# the parent: spawning children on a pty, writing keys, reading moments
+# ======================================================================================
+
+
+class Child:
+    """One child process on a fresh 120x36 pty; its report pipe read into a queue."""
+
+    def __init__(self, kind: str, home: Path, env: dict[str, str], *extra: str) -> None:
+        import fcntl
+        import pty
+        import queue
+        import struct
+        import subprocess
+        import termios
+        import threading
+
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        r, w = os.pipe()
+        argv = [sys.executable, str(Path(__file__).resolve()), "--child", kind, "--home",
+                str(home), "--report-fd", str(w), *extra]
+        self.events: queue.Queue[dict] = queue.Queue()
+        self.log: list[dict] = []
+        self.t_spawn = time.perf_counter()
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
+                                     pass_fds=(w,), env=env, cwd=ROOT, start_new_session=True)
+        os.close(slave)
+        os.close(w)
+        self.screen_bytes = 0
+
+        def drain() -> None:  # the child blocks if nobody reads what it draws
+            while True:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                self.screen_bytes += len(data)
+
+        def report() -> None:
+            with os.fdopen(r, "rb") as f:
+                for line in f:
+                    self.events.put(json.loads(line))
+
+        threading.Thread(target=drain, daemon=True).start()
+        threading.Thread(target=report, daemon=True).start()
+
+    def wait_for(self, match, timeout: float) -> dict | None:  # noqa: ANN001
+        import queue
+
+        deadline = time.perf_counter() + timeout
+        while (left := deadline - time.perf_counter()) > 0:
+            try:
+                ev = self.events.get(timeout=left)
+            except queue.Empty:
+                break
+            self.log.append(ev)
+            if match(ev):
+                return ev
+        return None
+
+    def pending(self) -> list[dict]:
+        """What the child reported since the last look, without waiting."""
+        import queue
+
+        out = []
+        while True:
+            try:
+                out.append(self.events.get_nowait())
+            except queue.Empty:
+                self.log += out
+                return out
+
+    def key(self, data: bytes) -> float:
+        t = time.perf_counter()
+        os.write(self.master, data)
+        return t
+
+    def finish(self, timeout: float = 30.0) -> tuple[float | None, dict | None]:
+        """(seconds until the process ended or None when it had to be killed, its exit
+        report)."""
+        import subprocess
+
+        t0 = time.perf_counter()
+        try:
+            self.proc.wait(timeout=timeout)
+            took: float | None = time.perf_counter() - t0
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            took = None
+        exited = self.wait_for(lambda e: e["ev"] == "exited", 1.0)
+        os.close(self.master)
+        return took, exited
+
+
+def paint_once(kind: str, home: Path, env: dict[str, str], *extra: str) -> dict:
+    """One start to first full paint; `paint` is None when the app reported a failed worker
+    (`failed` says which) or never painted within the time allowed."""
+    c = Child(kind, home, env, "--quit-after-paint", *extra)
+    painted = c.wait_for(lambda e: e["ev"] in ("painted", "failed"), PAINT_TIMEOUT_S)
+    failed = []
+    while painted is not None and painted["ev"] == "failed":  # another worker's? wait a bit
+        failed.append(f"{painted['what']} failed: {painted['error']}")
+        painted = c.wait_for(lambda e: e["ev"] in ("painted", "failed"), FAILED_GRACE_S)
+    if painted is None:
+        failed.append(f"no full paint within {FAILED_GRACE_S if failed else PAINT_TIMEOUT_S} s"
+                      + (" of that" if failed else ""))
+    ok = painted is not None and painted["ev"] == "painted"
+    if not ok:
+        c.key(b"q")
+    _, exited = c.finish(timeout=30.0 if ok else 5.0)
+    marks = {e["ev"]: e["t"] - c.t_spawn for e in c.log}
+    return {"paint": marks["painted"] if ok else None, "marks": marks,
+            "painted": painted if ok else {}, "failed": failed, "exited": exited or {}}
+
+
+def interact(home: Path, env: dict[str, str], rounds: int, settle: float) -> dict:
+    """One warm memdeck: page through the table, switch panes, quit. `failed` is set when
+    the table was never painted."""
+    c = Child("memdeck", home, env)
+    painted = c.wait_for(lambda e: e["ev"] in ("painted", "failed"), PAINT_TIMEOUT_S)
+    if painted is None or painted["ev"] != "painted":
+        c.key(b"q")
+        c.finish(timeout=5.0)
+        return {"failed": painted["error"] if painted else "no full paint"}
+    time.sleep(settle)  # the watcher's first round (re-index, history snapshot) runs now
+    pages: list[float] = []  # first, while the table has the focus it starts with
+    rows = painted.get("shown", 0)
+    cursor = 0
+    while cursor < rows - 1:
+        c.pending()  # nothing reported earlier may count as this key's answer
+        t0 = c.key(PAGE_DOWN)
+        ev = c.wait_for(lambda e: e["ev"] == "cursor" and e["cursor"] > cursor, 3.0)
+        if ev is None:
+            break
+        pages.append(ev["t"] - t0)
+        cursor = ev["cursor"]
+    switches: list[tuple[str, float | None, bool]] = []
+    for _ in range(rounds):
+        for i in (2, 3, 4, 5, 6, 1):
+            pid = PANES[i - 1]
+            c.pending()
+            t0 = c.key(str(i).encode())
+            ev = c.wait_for(lambda e, pid=pid: e["ev"] == "tab" and e["pane"] == pid, 3.0)
+            time.sleep(PACE_S)
+            later = [e["pane"] for e in c.pending() if e["ev"] == "tab"]
+            stayed = ev is not None and (not later or later[-1] == pid)  # no bounce back
+            switches.append((pid, (ev["t"] - t0) if ev else None, stayed))
+    t_quit = c.key(b"q")
+    took, exited = c.finish()
+    return {"switches": switches, "pages": pages, "cursor": cursor, "rows": rows,
+            "quit": (time.perf_counter() - t_quit) if took is not None else None,
+            "exited": exited or {}, "painted": painted, "failed": None}
+
+
+def child_env() -> dict[str, str]:
+    import tempfile
+
+    env = dict(os.environ)
+    # as an installed memdeck runs: with a bytecode cache (bench/index.py's, shared)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "memdeck-bench-pycache")
+    env.update(TERM="xterm-256color", COLORTERM="truecolor")
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TEXTUAL_ANIMATIONS"):
+        env.pop(var, None)
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="the child of bench/tui.py")
+    ap.add_argument("--child", choices=("bare", "memdeck"), required=True)
+    ap.add_argument("--home", required=True)
+    ap.add_argument("--report-fd", type=int, required=True)
+    ap.add_argument("--quit-after-paint", action="store_true")
+    ap.add_argument("--no-watch", action="store_true")
+    ap.add_argument("--profile-out")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))  # the `tui` package, not bench/tui.py beside this file
+    return child(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

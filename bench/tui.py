@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Benchmark the memdeck app on a large synthetic Codex home (issue 4, "Performance").
+
+Every figure comes from the real app in a child process on a 120x36 pseudo-terminal
+(bench/app_pty.py), started as `memdeck` starts it, with Textual's Linux driver drawing on the
+pty: closer to what a user sees than a headless `run_test`, which never turns a frame into
+terminal output, and a fresh process each time, so imports count as they do for a user.
+A figure runs from spawning the child, or writing a key to its pty, until the child has
+handled the event and drawn the next frame.
+
+  * first full paint of the Sessions pane (`SessionsPane.Loaded(final=True)` handled, then a
+    frame): with the index built beforehand (warm), and with it dropped (cold: built during
+    start); and a bare Textual app (an `App` with a `Static`) in the same run
+                                                           (target <= 1.5 s and <= 2x bare)
+  * scrolling: PageDown from the first to the last of the 10,000 rows, per page
+  * switching panes: keys 2,3,4,5,6,1, several rounds at a human pace (0.15 s between keys);
+    key written -> `TabbedContent.TabActivated` handled and drawn     (target <= 100 ms)
+  * peak RSS of the app process (`ru_maxrss` at exit)                   (target <= 300 MB)
+  * whether `openai` and `git` (GitPython) are in `sys.modules` at first paint
+
+    .venv/bin/python bench/tui.py [--sessions 10000] [--runs 5] [--profile [cold]]
+
+A benchmark, not a test: it prints PASS/MISS per target and exits 1 when one is missed.
+The synthetic home is bench/index.py's generator's (shared with it, reused when present).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import index  # noqa: E402  bench/index.py: the synthetic home, the report table
+from app_pty import PAINT_TIMEOUT_S, ROOT, child_env, interact, paint_once  # noqa: E402
+
+TARGET_PAINT_S, TARGET_RATIO, TARGET_SWITCH_S, TARGET_RSS_MB = 1.5, 2.0, 0.100, 300
+ENGINE_CALLS = """
+import sys, time
+t = time.perf_counter()
+from engine import Engine
+a = time.perf_counter(); e = Engine.open(sys.argv[1]); b = time.perf_counter()
+q = e.sessions(refresh=False); c = time.perf_counter(); s = e.sessions(); d = time.perf_counter()
+print(f"import engine {a - t:.3f} s, Engine.open {b - a:.3f} s, sessions(refresh=False) "
+      f"{c - b:.3f} s ({len(q)} rows), sessions() {d - c:.3f} s ({len(s)} rows)")
+"""
+
+
+def log(msg: str) -> None:
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+def med(xs: list[float]) -> float | None:
+    return statistics.median(xs) if xs else None
+
+
+def ms(x: float) -> str:
+    return f"{x * 1000:.0f} ms"
+
+
+def profile_report(home: Path, env: dict[str, str], cold: bool) -> None:
+    import pstats
+
+    with tempfile.NamedTemporaryFile(suffix=".prof", delete=False) as tf:
+        out = tf.name
+    if cold:
+        index.drop_index(home)
+    r = paint_once("memdeck", home, env, "--profile-out", out)
+    took = f"{r['paint']:.3f} s" if r["paint"] else "; ".join(r["failed"])
+    print(f"\ncProfile of the app's main thread, {'cold' if cold else 'warm'} start to first "
+          f"full paint ({took} under the profiler; worker threads are not profiled: their "
+          f"engine calls are timed alone below); data: {out}")
+    for key, n in (("cumulative", 30), ("tottime", 20)):
+        pstats.Stats(out).sort_stats(key).print_stats(n)
+    calls = subprocess.run([sys.executable, "-c", ENGINE_CALLS, str(home)], env=env, cwd=ROOT,
+                           capture_output=True, text=True)
+    print("the sessions pane's loading worker, its engine calls alone in a fresh process:",
+          calls.stdout.strip() or calls.stderr.strip()[-500:])
+
+
+def paint_rows(rep: index.Report, bare: list[dict], warm: list[dict], nowatch: list[dict],
+               cold: list[dict]) -> None:
+    def ok(runs: list[dict]) -> list[dict]:
+        return [r for r in runs if r["paint"] is not None]
+
+    def steps(runs: list[dict], names: tuple[str, ...]) -> str:
+        return " / ".join(f"{med([r['marks'].get(k, 0.0) for r in runs]):.2f}" for k in names)
+
+    t_bare = med([r["paint"] for r in ok(bare)])
+    t_warm = med([r["paint"] for r in ok(warm)])
+    if t_bare is not None:
+        rep.row(f"bare Textual app: first paint (median of {len(ok(bare))})", index.fmt_s(t_bare))
+        rep.row("  Python up / first frame (s)", steps(ok(bare), ("started", "painted")))
+        rep.result("paint_bare_s", t_bare)
+    if t_warm is not None:
+        shown = ok(warm)[-1]["painted"].get("shown")
+        rep.row("memdeck warm: Python up / imports / first frame / first rows / full (s)",
+                steps(ok(warm), ("started", "imported", "first_frame", "first_rows", "painted")))
+        rep.row(f"memdeck warm: first full paint, {shown} rows (median of {len(ok(warm))})",
+                index.fmt_s(t_warm), f"<= {TARGET_PAINT_S} s",
+                index.verdict(t_warm <= TARGET_PAINT_S))
+        rep.result("paint_warm_s", t_warm)
+    if t_warm is not None and t_bare:
+        rep.row("memdeck warm / bare", f"{t_warm / t_bare:.1f}x", f"<= {TARGET_RATIO:.0f}x",
+                index.verdict(t_warm / t_bare <= TARGET_RATIO))
+        rep.result("paint_ratio", round(t_warm / t_bare, 2))
+    if ok(nowatch):
+        rep.row(f"  diagnosis: the same without the watcher (median of {len(ok(nowatch))})",
+                index.fmt_s(med([r["paint"] for r in ok(nowatch)])))
+        git = any(r["painted"].get("git") for r in ok(nowatch))
+        rep.note(f"without the watcher, git (GitPython) is {'' if git else 'not '}in "
+                 "sys.modules at first paint")
+    if cold:
+        t_cold = med([r["paint"] for r in ok(cold)])
+        rep.row(f"memdeck cold: first full paint, index built during start ({len(ok(cold))} "
+                f"of {len(cold)} painted)", index.fmt_s(t_cold) if t_cold else "never",
+                "paints", index.verdict(len(ok(cold)) == len(cold)))
+        if t_cold:
+            rep.result("paint_cold_s", t_cold)
+        rss = [r["exited"].get("rss_kb", 0) for r in ok(cold)]
+        if rss and all(rss):
+            kids = max(r["exited"].get("children_rss_kb", 0) for r in ok(cold))
+            rep.row("peak RSS, cold start: app process / largest index worker",
+                    f"{max(rss) / 1024:.0f} MB / {kids / 1024:.0f} MB", f"<= {TARGET_RSS_MB} MB",
+                    index.verdict(max(rss) / 1024 <= TARGET_RSS_MB))
+    for name, runs in (("bare", bare), ("warm", warm), ("no watcher", nowatch), ("cold", cold)):
+        for r in runs:
+            for f in r["failed"]:
+                rep.note(f"{name} run did not paint: {f}")
+    for mod, label in (("openai", "openai"), ("git", "git (GitPython)")):
+        runs = ok(warm) + ok(cold)
+        hits = sum(bool(r["painted"].get(mod)) for r in runs)
+        rep.row(f"{label} in sys.modules at first paint", f"{hits} of {len(runs)} runs",
+                "none", index.verdict(not hits))
+        rep.result(f"{mod}_at_paint", hits)
+
+
+def interaction_rows(rep: index.Report, run: dict) -> None:
+    if run["failed"]:
+        rep.row("interactive run", "never painted", "paints", "MISS")
+        rep.note(f"interactive run: {run['failed']}")
+        return
+    pages = sorted(run["pages"])
+    if pages:
+        rep.row(f"scroll: PageDown per page, median / p95 / worst ({len(pages)} pages to row "
+                f"{run['cursor'] + 1} of {run['rows']})",
+                f"{ms(pages[len(pages) // 2])} / {ms(pages[int(0.95 * (len(pages) - 1))])} / "
+                f"{ms(pages[-1])}")
+        rep.result("page_median_ms", round(pages[len(pages) // 2] * 1000, 1))
+    end = run["cursor"] >= run["rows"] - 1
+    rep.row("scroll: reached the last row", "yes" if end else "no", "yes", index.verdict(end))
+    done = [t for _, t, stayed in run["switches"] if t is not None and stayed]
+    lost = [(p, t) for p, t, stayed in run["switches"] if t is None or not stayed]
+    first = [t for _, t, _ in run["switches"][:5] if t is not None]
+    target = f"<= {TARGET_SWITCH_S * 1000:.0f} ms"
+    if done:
+        rep.row(f"switch pane: median ({len(done)} switches)", ms(med(done)), target,
+                index.verdict(med(done) <= TARGET_SWITCH_S))
+        rep.row("switch pane: worst", ms(max(done)), target,
+                index.verdict(max(done) <= TARGET_SWITCH_S))
+        rep.result("switch_median_ms", round(med(done) * 1000, 1))
+        rep.result("switch_worst_ms", round(max(done) * 1000, 1))
+    if first:
+        rep.row("  first visits of panes 2-6 (each starts its first load): worst", ms(max(first)))
+    slow = sorted(((t, p, i // 6 + 1) for i, (p, t, _) in enumerate(run["switches"])
+                   if t is not None), reverse=True)[:3]
+    if slow:
+        rep.note("slowest switches: " + ", ".join(f"to {p} in round {r}: {ms(t)}"
+                                                  for t, p, r in slow))
+    rep.row("switch pane: key without effect, or the pane bounced back", str(len(lost)), "0",
+            index.verdict(not lost))
+    if lost:
+        rep.note("switches lost: " + ", ".join(
+            f"{p} ({'no TabActivated in 3 s' if t is None else 'another pane took over'})"
+            for p, t in lost))
+    rss = run["exited"].get("rss_kb")
+    if rss:
+        rep.row("peak RSS, app process, interactive run (every pane, all rows paged)",
+                f"{rss / 1024:.0f} MB", f"<= {TARGET_RSS_MB} MB",
+                index.verdict(rss / 1024 <= TARGET_RSS_MB))
+        rep.result("rss_mb", round(rss / 1024, 1))
+    rep.row("quit: q -> process ended", ms(run["quit"]) if run["quit"] is not None
+            else "killed after 30 s")
+
+
+def bench(args: argparse.Namespace) -> int:
+    command = shlex.join([sys.executable, "bench/tui.py", *sys.argv[1:]])
+    print(f"command: cd {shlex.quote(str(ROOT))} && {command}", flush=True)
+    clock = time.get_clock_info("perf_counter").implementation
+    if "CLOCK_MONOTONIC" not in clock:
+        sys.exit(f"bench: perf_counter is {clock}, not one clock shared by processes")
+    home = (Path(args.dir) if args.dir else Path(tempfile.gettempdir())
+            / f"memdeck-bench-n{args.sessions}-s{args.seed}").absolute()
+    info = index.build_home(home, args.sessions, args.seed, index.DEFAULT_END_DATE, log)
+    env = child_env()
+    sessions_cmd = [*index.memdeck_cmd(), "sessions", "--json", "--home", str(home)]
+    log("building / updating the index (memdeck sessions --json)")
+    t_index = index.run_timed(sessions_cmd, env=env)
+    log("warm-up runs (bytecode cache, page cache), not counted")
+    paint_once("bare", home, env)
+    paint_once("memdeck", home, env)
+    bare, warm, nowatch, cold = [], [], [], []
+    for i in range(args.runs):
+        log(f"first paint {i + 1}/{args.runs}: bare Textual app, then memdeck (warm index)")
+        bare.append(paint_once("bare", home, env))
+        warm.append(paint_once("memdeck", home, env))
+    for i in range(args.diag_runs):
+        log(f"diagnosis {i + 1}/{args.diag_runs}: memdeck (warm index) without the watcher")
+        nowatch.append(paint_once("memdeck", home, env, "--no-watch"))
+    for i in range(args.cold_runs):
+        log(f"cold first paint {i + 1}/{args.cold_runs} (memdeck/ dropped: the app indexes)")
+        index.drop_index(home)
+        cold.append(paint_once("memdeck", home, env))
+    index.run_timed(sessions_cmd, env=env)  # warm again, whatever a cold run left
+    log(f"interactive run: PageDown to the end, then {args.rounds} rounds of keys 2..6,1")
+    run = interact(home, env, args.rounds, args.settle)
+
+    rep = index.Report()
+    rep.row("home: sessions / size", f"{len(info.files)} / {sum(info.sizes) / 1e6:.0f} MB")
+    rep.row("index before the warm runs: memdeck sessions --json", index.fmt_s(t_index))
+    paint_rows(rep, bare, warm, nowatch, cold)
+    interaction_rows(rep, run)
+    rep.note("first paint: from spawning the child on a 120x36 pty until "
+             "SessionsPane.Loaded(final=True) was handled and the next frame drawn (the bare "
+             "app: until its first frame was drawn); both include starting Python")
+    rep.note(f"the index was built (warm) before the warm runs; the watcher runs as in "
+             f"`memdeck`; {args.settle:.1f} s after the first paint before the first key; "
+             f"a run that does not paint in {PAINT_TIMEOUT_S} s counts as failed")
+    rep.note(f"clock: perf_counter is {clock} in both processes; bytecode cache: "
+             f"{env['PYTHONPYCACHEPREFIX']}")
+    print(f"\nmemdeck app benchmark: {len(info.files)} sessions, home {home}, "
+          f"python {sys.version.split()[0]}\n")
+    rep.print()
+    if args.profile:
+        profile_report(home, env, cold=args.profile == "cold")
+    return 1 if any(r[3] == "MISS" for r in rep.rows) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sessions", type=int, default=index.DEFAULT_SESSIONS, metavar="N")
+    ap.add_argument("--seed", type=int, default=index.DEFAULT_SEED)
+    ap.add_argument("--dir", metavar="D", help="the synthetic home (default: bench/index.py's)")
+    ap.add_argument("--runs", type=int, default=5, help="timed warm first paints (default 5)")
+    ap.add_argument("--diag-runs", type=int, default=2,
+                    help="first paints without the watcher, to tell its share (default 2)")
+    ap.add_argument("--cold-runs", type=int, default=2, help="cold first paints (default 2)")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of pane keys (default 5)")
+    ap.add_argument("--settle", type=float, default=1.0, metavar="S",
+                    help="seconds after the first paint before the first key (default 1)")
+    ap.add_argument("--profile", nargs="?", const="warm", choices=("warm", "cold"),
+                    help="also cProfile one start to first paint, and time the engine calls")
+    return bench(ap.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
