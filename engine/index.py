@@ -148,7 +148,30 @@ def _pool_context() -> Any:
     # host (the TUI) a fresh interpreter avoids inheriting held locks.
     if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
+    _start_resource_tracker()
     return multiprocessing.get_context("spawn")
+
+
+def _start_resource_tracker() -> None:
+    """Spawned workers need multiprocessing's resource tracker, which hands it our stderr's
+    file descriptor. A TUI replaces sys.stderr with an object without one (fileno() -1), and
+    the tracker then fails to start ("bad value(s) in fds_to_keep"): give it /dev/null."""
+    import sys
+    from multiprocessing import resource_tracker
+
+    try:
+        usable = sys.stderr is not None and sys.stderr.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = False
+    if usable:
+        return
+    saved = sys.stderr
+    with open(os.devnull, "w") as devnull:
+        sys.stderr = devnull
+        try:
+            resource_tracker.ensure_running()
+        finally:
+            sys.stderr = saved
 
 
 class SessionIndex:
@@ -230,7 +253,7 @@ class SessionIndex:
             try:
                 pool = ProcessPoolExecutor(self.workers, mp_context=_pool_context())
                 futures = {pool.submit(_scan_batch, b): b for b in batches}
-            except (OSError, RuntimeError) as e:  # no fork/semaphores here: do it in-process
+            except (OSError, RuntimeError, ValueError) as e:  # no processes here: in-process
                 log.warning("parallel scan unavailable (%s); scanning in one process", e)
             else:
                 return _collect(pool, futures)

@@ -469,3 +469,40 @@ def test_symlink_loop_lists_each_session_once(home) -> None:
     (path.parent / "loop").symlink_to("..")
     sessions = Engine.open(home.root).sessions()
     assert [s.id for s in sessions] == [CLI_ID]
+
+
+class _StderrWithoutFd:
+    """What a TUI puts in sys.stderr: writable, but no file descriptor behind it."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return -1
+
+
+def test_cold_parallel_scan_from_a_tui_thread(home, monkeypatch) -> None:
+    """The app indexes a new home from a worker thread with sys.stderr replaced: the process
+    pool must start there too (it once failed with 'bad value(s) in fds_to_keep')."""
+    import sys
+    import threading
+
+    import engine.index as index_mod
+
+    for i in range(40):
+        home.add("cli-preferences.jsonl", name=f"rollout-2026-12-01T10-00-{i:02d}-x{i}.jsonl")
+    monkeypatch.setattr(index_mod, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(sys, "stderr", _StderrWithoutFd())
+    used_pool: list[bool] = []
+    real_collect = index_mod._collect
+    monkeypatch.setattr(index_mod, "_collect",
+                        lambda *a: (used_pool.append(True), real_collect(*a))[1])
+    out: list[object] = []
+    t = threading.Thread(target=lambda: out.append(Engine.open(home.root).sessions()))
+    t.start()
+    t.join(120)
+    assert used_pool == [True]
+    assert len(out[0]) == 40
