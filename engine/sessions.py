@@ -52,7 +52,8 @@ class Session(NamedTuple):
 
     @property
     def project(self) -> str:
-        return Path(self.cwd).name if self.cwd else "?"
+        # os.path, not Path: called for every row of a 10,000-session listing
+        return os.path.basename(self.cwd.rstrip("/\\")) or self.cwd if self.cwd else "?"
 
     @property
     def started_ts(self) -> float | None:

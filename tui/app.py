@@ -74,6 +74,7 @@ class MemdeckApp(App[None]):
         self._cancel: threading.Event | None = None
         self._watch_stop = threading.Event()
         self._pending_action: tuple[str, str] | None = None
+        self._watching = False
         self.sub_title = home_label or _home_label(engine)
 
     # -- layout ---------------------------------------------------------------------------
@@ -82,7 +83,8 @@ class MemdeckApp(App[None]):
         with TabbedContent(initial=self.initial, id="panes"):
             for i, (pid, title, cls) in enumerate(PANES, 1):
                 with TabPane(f"{i} {title}", id=pid):
-                    yield cls(id=f"{pid}-pane")
+                    if pid == self.initial:  # the others are built when first shown
+                        yield cls(id=f"{pid}-pane")
         yield PipelineBar(id="pipeline-bar")
         yield Footer()
 
@@ -94,7 +96,8 @@ class MemdeckApp(App[None]):
         for p in problems:
             self.notify(p, severity="warning", timeout=8)
         self.call_after_refresh(self._activate, self.initial)
-        if self.watch:
+        if self.watch and self.initial != "sessions":
+            self._watching = True
             self.watch_home()
 
     def on_descendant_focus(self, event: Any) -> None:
@@ -105,11 +108,20 @@ class MemdeckApp(App[None]):
     def active_pane(self) -> str:
         return str(self.query_one(TabbedContent).active)
 
+    def built(self, pid: str) -> Pane | None:
+        """The pane if it has been shown (panes are built on first view), else None."""
+        found = self.query(f"#{pid}-pane")
+        return found.first(Pane) if found else None
+
     def pane(self, pid: str) -> Pane:
         return self.query_one(f"#{pid}-pane", Pane)
 
-    def _activate(self, pid: str) -> None:
-        pane = self.pane(pid)
+    async def _activate(self, pid: str) -> None:
+        pane = self.built(pid)
+        if pane is None:
+            cls = next(c for p, _, c in PANES if p == pid)
+            pane = cls(id=f"{pid}-pane")
+            await self.query_one(f"TabPane#{pid}", TabPane).mount(pane)
         pane.activate()
         pane.focus_default()
         if self._pending_action and self._pending_action[0] == pid:
@@ -133,18 +145,29 @@ class MemdeckApp(App[None]):
 
     @on(SessionsChanged)
     def _sessions_changed(self) -> None:
-        self.pane("sessions").mark_stale()
-        self.pane("memories").mark_stale()
+        for pid in ("sessions", "memories"):
+            if pane := self.built(pid):
+                pane.mark_stale()
 
     @on(MemoryChanged)
     def _memory_changed(self) -> None:
         for pid in ("memories", "memory", "history", "review", "settings"):
-            self.pane(pid).mark_stale()
+            if pane := self.built(pid):
+                pane.mark_stale()
 
     @on(ShowSession)
-    def _show_session(self, event: ShowSession) -> None:
+    async def _show_session(self, event: ShowSession) -> None:
         self.action_show_pane("sessions")
+        if self.built("sessions") is None:
+            await self._activate("sessions")
         self.query_one(SessionsPane).open_session(event.session_id)
+
+    @on(SessionsPane.Loaded)
+    def _first_listing(self, event: SessionsPane.Loaded) -> None:
+        # the watcher's first round re-indexes too: start it once the listing is on screen
+        if event.final and self.watch and not self._watching:
+            self._watching = True
+            self.watch_home()
 
     # -- extract + consolidate -------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -245,7 +268,7 @@ class MemdeckApp(App[None]):
 
     async def action_quit(self) -> None:
         """Quit, but never drop an unsaved edit of a memory file without asking."""
-        memory = self.pane("memory")
+        memory = self.built("memory")
         if getattr(memory, "has_unsaved_changes", lambda: False)():
             def answered(yes: bool | None) -> None:
                 if yes:

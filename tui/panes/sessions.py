@@ -132,7 +132,8 @@ class SessionsPane(Pane):
         table = self.query_one(SessionTable)
         table.loading = False
         self.sessions = event.sessions
-        self._fill_selects()
+        if event.final:  # the quick listing is on screen for a moment only
+            self._fill_selects()
         self.apply_filter()
         if self.is_on_screen_pane() and (self.app.focused is None
                                          or type(self.app.focused).__name__ == "ContentTabs"):

@@ -29,15 +29,34 @@ def _own_classes(app: App[Any]) -> list[type]:
     from .confirm import AskScreen, ConfirmScreen, TypedConfirmScreen
     from .help import HelpScreen
 
+    import sys
+
+    from textual.dom import DOMNode
+
     seen: list[type] = [type(app)]
     for node in app.query("*"):
         cls = type(node)
         if cls.__module__.startswith("tui.") and cls not in seen:
             seen.append(cls)
+    # panes not shown yet are not in the DOM (they are built on first view): their classes
+    for name, module in sorted(sys.modules.items()):
+        if not name.startswith("tui.") or module is None:
+            continue
+        for obj in vars(module).values():
+            if (isinstance(obj, type) and issubclass(obj, DOMNode) and obj.__module__ == name
+                    and obj not in seen and obj not in _DIALOGS()):
+                seen.append(obj)
     for cls in (ConfirmScreen, TypedConfirmScreen, AskScreen, HelpScreen):
         if cls not in seen:
             seen.append(cls)
     return seen
+
+
+def _DIALOGS() -> tuple[type, ...]:  # noqa: N802 - a constant that must import late
+    from .confirm import AskScreen, ConfirmScreen, TypedConfirmScreen
+    from .help import HelpScreen
+
+    return (ConfirmScreen, TypedConfirmScreen, AskScreen, HelpScreen)
 
 
 def _class_bindings(cls: type) -> dict[str, list[Binding]]:
