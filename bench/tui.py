@@ -167,6 +167,12 @@ def interaction_rows(rep: index.Report, run: dict) -> None:
         rep.result("switch_worst_ms", round(max(done) * 1000, 1))
     if first:
         rep.row("  first visits of panes 2-6 (each starts its first load): worst", ms(max(first)))
+    by_pane: dict[str, list[float]] = {}
+    for p, t, stayed in run["switches"]:
+        if t is not None and stayed:
+            by_pane.setdefault(p, []).append(t)
+    rep.note("switch median by pane: " + ", ".join(f"{p} {ms(med(ts))}"
+                                                     for p, ts in by_pane.items()))
     slow = sorted(((t, p, i // 6 + 1) for i, (p, t, _) in enumerate(run["switches"])
                    if t is not None), reverse=True)[:3]
     if slow:

@@ -28,24 +28,30 @@ from .messages import (
     one_line,
 )
 from .panes.base import Pane
-from .panes.history import HistoryPane
-from .panes.memories import MemoriesPane
-from .panes.memory import MemoryPane
-from .panes.review import ReviewPane
 from .panes.sessions import SessionsPane
-from .panes.settings import SettingsPane
 from .widgets.confirm import ConfirmScreen
 from .widgets.help import HelpScreen
 from .widgets.pipeline_bar import PipelineBar
 
-PANES: list[tuple[str, str, type[Pane]]] = [
-    ("sessions", "Sessions", SessionsPane),
-    ("memories", "Raw memories", MemoriesPane),
-    ("memory", "Memory", MemoryPane),
-    ("history", "History", HistoryPane),
-    ("review", "Review", ReviewPane),
-    ("settings", "Settings", SettingsPane),
+# id, title, "module:class": a pane's module is imported when the pane is first shown (or in
+# the background once the first listing is on screen), not while the app starts
+PANES: list[tuple[str, str, str]] = [
+    ("sessions", "Sessions", "sessions:SessionsPane"),
+    ("memories", "Raw memories", "memories:MemoriesPane"),
+    ("memory", "Memory", "memory:MemoryPane"),
+    ("history", "History", "history:HistoryPane"),
+    ("review", "Review", "review:ReviewPane"),
+    ("settings", "Settings", "settings:SettingsPane"),
 ]
+
+
+def pane_class(pid: str) -> type[Pane]:
+    import importlib
+
+    spec = next(where for p, _, where in PANES if p == pid)
+    module, name = spec.split(":")
+    cls: type[Pane] = getattr(importlib.import_module(f"{__package__}.panes.{module}"), name)
+    return cls
 
 
 PANES_CSS = [p for p in PANES if p[0] != "sessions"]  # sessions' looks are in app.tcss
@@ -75,16 +81,17 @@ class MemdeckApp(App[None]):
         self._watch_stop = threading.Event()
         self._pending_action: tuple[str, str] | None = None
         self._watching = False
+        self._listed = False
         self.sub_title = home_label or _home_label(engine)
 
     # -- layout ---------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
         with TabbedContent(initial=self.initial, id="panes"):
-            for i, (pid, title, cls) in enumerate(PANES, 1):
+            for i, (pid, title, _) in enumerate(PANES, 1):
                 with TabPane(f"{i} {title}", id=pid):
                     if pid == self.initial:  # the others are built when first shown
-                        yield cls(id=f"{pid}-pane")
+                        yield pane_class(pid)(id=f"{pid}-pane")
         yield PipelineBar(id="pipeline-bar")
         yield Footer()
 
@@ -119,8 +126,7 @@ class MemdeckApp(App[None]):
     async def _activate(self, pid: str) -> None:
         pane = self.built(pid)
         if pane is None:
-            cls = next(c for p, _, c in PANES if p == pid)
-            pane = cls(id=f"{pid}-pane")
+            pane = pane_class(pid)(id=f"{pid}-pane")
             await self.query_one(f"TabPane#{pid}", TabPane).mount(pane)
         pane.activate()
         pane.focus_default()
@@ -165,9 +171,20 @@ class MemdeckApp(App[None]):
     @on(SessionsPane.Loaded)
     def _first_listing(self, event: SessionsPane.Loaded) -> None:
         # the watcher's first round re-indexes too: start it once the listing is on screen
-        if event.final and self.watch and not self._watching:
+        if not event.final or self._listed:
+            return
+        self._listed = True
+        self.import_panes()
+        if self.watch and not self._watching:
             self._watching = True
-            self.watch_home()
+            self.set_timer(2.0, self.watch_home)  # GitPython and watchfiles load after paint
+
+    @work(thread=True, group="warm-up", name="loading the panes", exit_on_error=False)
+    def import_panes(self) -> None:
+        """Import the other panes' code while the user reads the table: first visits are
+        then as quick as later ones."""
+        for pid, _, _ in PANES:
+            pane_class(pid)
 
     # -- extract + consolidate -------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -303,7 +320,8 @@ class MemdeckApp(App[None]):
         self.push_screen(HelpScreen(rows, self.active_pane))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        for i, (pid, title, cls) in enumerate(PANES, 1):
+        for i, (pid, title, _) in enumerate(PANES, 1):
+            cls = pane_class(pid)
             yield SystemCommand(f"Go to {title}", f"Show the {title} pane (key {i})",
                                 lambda pid=pid: self.action_show_pane(pid))
             for name, help_, action in getattr(cls, "COMMANDS", []):

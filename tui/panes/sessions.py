@@ -98,6 +98,7 @@ class SessionsPane(Pane):
 
     def on_mount(self) -> None:
         self.query_one(SessionTable).loading = True
+        self.activate()  # start reading at once: the listing is what the user waits for
 
     def on_resize(self) -> None:
         self.query_one(SessionHeader).render_header(self.query_one(SessionTable).size.width
@@ -125,16 +126,23 @@ class SessionsPane(Pane):
             quick = self.engine.sessions(refresh=False)
             if quick:
                 self.post_message(self.Loaded(quick, list(self.engine.warnings), False))
+                stats = self.engine.refresh()
+                if not (stats.scanned_full or stats.scanned_append or stats.removed):
+                    # the disk holds nothing new: the listing shown is the full one
+                    self.post_message(self.Loaded(quick, list(self.engine.warnings), True))
+                    return
         self.post_message(self.Loaded(self.engine.sessions(), list(self.engine.warnings), True))
 
     @on(Loaded)
     def _loaded(self, event: Loaded) -> None:
         table = self.query_one(SessionTable)
         table.loading = False
+        confirmed = event.sessions is self.sessions  # the quick listing was the full one
         self.sessions = event.sessions
         if event.final:  # the quick listing is on screen for a moment only
             self._fill_selects()
-        self.apply_filter()
+        if not confirmed:
+            self.apply_filter()
         if self.is_on_screen_pane() and (self.app.focused is None
                                          or type(self.app.focused).__name__ == "ContentTabs"):
             self.focus_default()
