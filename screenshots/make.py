@@ -61,6 +61,10 @@ async def shoot_app(engine: Engine) -> list[str]:
         await save("app-3-memory")
         await pilot.press("c")  # extract + consolidate, then the Review pane opens
         await save("app-5-review")
+        await pilot.press("A")  # accept all (asks first), so history shows a consolidation
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(pilot)
         await pilot.press("4")
         await save("app-4-history")
         await pilot.press("6")
