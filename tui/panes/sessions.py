@@ -232,7 +232,7 @@ class SessionsPane(Pane):
     def action_filter(self) -> None:
         if self.showing_transcript:
             self.action_back()
-        self.query_one("#session-filter", Input).focus()
+        self.screen.set_focus(self.query_one("#session-filter", Input))  # now: typing follows
 
     def action_back(self) -> None:
         if self.showing_transcript:
