@@ -129,6 +129,8 @@ class MemdeckApp(App[None]):
             pane = pane_class(pid)(id=f"{pid}-pane")
             await self.query_one(f"TabPane#{pid}", TabPane).mount(pane)
         pane.activate()
+        if self.active_pane != pid:
+            return  # the user moved on while it was being built: focusing it would pull back
         pane.focus_default()
         if self._pending_action and self._pending_action[0] == pid:
             _, action = self._pending_action
@@ -141,6 +143,9 @@ class MemdeckApp(App[None]):
             self.call_after_refresh(self._activate, event.pane.id)
 
     def action_show_pane(self, pid: str) -> None:
+        # Textual hands the focus of a widget being hidden to a sibling, which can sit in the
+        # pane being left, and that makes its tab active again: drop the focus first
+        self.screen.set_focus(None)
         self.query_one(TabbedContent).active = pid
 
     # -- messages from panes and workers ---------------------------------------------------
