@@ -18,6 +18,15 @@ FIXED_NOW = 1795176000.0
 SIZE = (120, 36)
 
 
+async def settle(app: Any, pilot: Any) -> None:
+    """Let the app finish what a key started: messages, workers, and what they set off."""
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 @pytest.fixture(autouse=True)
 def _still_screen(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TZ", "UTC")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import TabbedContent
 
 from tests.tui.conftest import SIZE
-from tests.tui.test_sessions_pane import settle
+from tests.tui.conftest import settle
 from tui.widgets.help import HelpScreen
 
 PANES = ["sessions", "memories", "memory", "history", "review", "settings"]

@@ -7,7 +7,7 @@ from typing import Any
 from engine import Engine
 from engine.history import History
 from tests.tui import stable_demo
-from tests.tui.conftest import SIZE
+from tests.tui.conftest import SIZE, settle
 from tui.panes.history import HistoryPane
 from tui.widgets.commit_list import CommitList
 from tui.widgets.confirm import ConfirmScreen
@@ -20,12 +20,6 @@ stable_engine = stable_demo.stable_engine  # fixtures: the demo home at a fixed 
 fixed_proposal_ids = stable_demo.fixed_proposal_ids
 
 
-async def settle(app: Any, pilot: Any) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def make_history(engine: Engine) -> dict[str, str]:

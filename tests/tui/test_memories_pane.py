@@ -6,17 +6,13 @@ from typing import Any
 
 from textual.widgets import DataTable, Markdown
 
-from tests.tui.conftest import SIZE
+from tests.tui.conftest import SIZE, settle
 from tui.widgets.raw_memory_view import RawMemoryView
 from tui.widgets.transcript import TranscriptView
 
 DEMO_SLUGS = ["docs_broken_links", "checkout_tests", "deploy_staging"]
 
 
-async def settle(app: Any, pilot: Any) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def column(table: DataTable[Any], key: str) -> list[str]:

@@ -9,7 +9,7 @@ from conftest import FAKE_GITHUB_TOKEN
 from textual.widgets import Input
 
 from engine.history import History
-from tests.tui.conftest import SIZE
+from tests.tui.conftest import SIZE, settle
 from tests.tui.stable_demo import stable_engine  # noqa: F401 (fixture)
 from tui.messages import MemoryChanged
 from tui.panes.memory import MemoryPane
@@ -20,10 +20,6 @@ from tui.widgets.memory_files import MemoryFileList
 from tui.widgets.note import NoteScreen
 
 
-async def settle(app: Any, pilot: Any) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def open_memory(app: Any, pilot: Any) -> MemoryPane:

@@ -8,7 +8,7 @@ from typing import Any
 
 from llm_server import json_reply
 from tests.tui.conftest import SIZE
-from tests.tui.test_sessions_pane import settle
+from tests.tui.conftest import settle
 from tui.messages import PipelineProgress
 from tui.widgets.pipeline_bar import PipelineBar
 from tui.widgets.session_table import SessionTable

@@ -11,7 +11,7 @@ from conftest import plant_secret
 from engine import Engine
 from engine.proposals import root_state
 from tests.tui import stable_demo
-from tests.tui.conftest import SIZE
+from tests.tui.conftest import SIZE, settle
 from tui.messages import MemoryChanged
 from tui.widgets.confirm import AskScreen, ConfirmScreen
 from tui.widgets.hunk_list import HunkList
@@ -20,12 +20,6 @@ stable_engine = stable_demo.stable_engine  # fixtures: the demo home at a fixed 
 fixed_proposal_ids = stable_demo.fixed_proposal_ids
 
 
-async def settle(app: Any, pilot: Any) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def propose(engine: Engine, secret: bool = False) -> Any:

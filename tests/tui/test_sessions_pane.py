@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from textual.widgets import Input
 
-from tests.tui.conftest import SIZE
+from tests.tui.conftest import SIZE, settle
 from tui.panes.sessions import SessionsPane
 from tui.widgets.session_table import SessionTable
 from tui.widgets.transcript import TranscriptView
 
 
-async def settle(app: Any, pilot: Any) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def test_table_lists_every_demo_session_with_status(demo_engine, make_app) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.widgets import Input, Select, Switch
 
-from tests.tui.conftest import SIZE
+from tests.tui.conftest import SIZE, settle
 from tui.panes.settings import SettingsPane
 from tui.widgets.backup_list import BackupList
 from tui.widgets.binding_list import BindingList
@@ -17,10 +17,6 @@ from tui.widgets.setting_row import SettingRow
 MEMORY_COMMENT = "# Wait this long after a session's last activity before extracting it."
 
 
-async def settle(app: Any, pilot: Any) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def row(app: Any, key: str) -> SettingRow:
