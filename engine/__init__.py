@@ -264,6 +264,12 @@ class Engine:
         finally:
             db.close()
 
+    def citations(self) -> Any:
+        """Every citation of memory lines in the sessions, and the usage they add up to."""
+        from .citation_usage import citation_report
+
+        return citation_report(self.sessions())
+
     def memories(self) -> list[Any]:
         """Stage-1 rows, newest first."""
         snap = read_snapshot(self.home.pipeline_db, with_memories=True)

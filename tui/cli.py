@@ -251,6 +251,7 @@ def cmd_redact(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "extract": _pipeline("extract"),
     "memories": _pipeline("memories"),
+    "citations": _pipeline("citations"),
     "forget": _pipeline("forget"),
     "reset": _pipeline("reset"),
     "history": _pipeline("history"),

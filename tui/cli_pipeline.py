@@ -20,6 +20,7 @@ def add_parsers(add: Any) -> None:
                    help="default: memdeck.backend (auto: openai when configured)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N sessions")
     add("memories", "the raw memories phase 1 produced (stage-1 rows)")
+    add("citations", "which memory lines later sessions cited, and how often")
     p = add("forget", "forget a session: memories off for it, its raw memory deleted")
     p.add_argument("id", help="session id, a unique prefix of it, or the rollout path")
     p = add("consolidate", "phase 2 into a proposal to review (nothing changes until you "
@@ -117,6 +118,24 @@ def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
                       if ln.startswith("description:")), "").removeprefix("description: ")
         print(f"{m.thread_id[:8]}  {iso_utc(m.generated_at)}  cited {m.usage_count or 0}×  "
               f"{sel:21}  {m.rollout_slug or '-'}  {first[:60]}")
+    return 0
+
+
+def cmd_citations(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    report = engine.citations()
+    if args.json:
+        print_json(report.to_json())
+        return 0
+    if not report.events:
+        print("no session has cited memory yet")
+        return 0
+    print(f"{len(report.events)} citing message(s); memory lines by use:")
+    for u in sorted(report.lines, key=lambda u: (-u.count, u.path, u.line_start)):
+        print(f"  {u.count:>3}×  {u.path}:{u.line_start}-{u.line_end}  last {iso_utc(u.last_cited)}")
+    if report.threads:
+        print("raw memories (threads) cited:")
+        for tid, n in sorted(report.threads.items(), key=lambda kv: -kv[1]):
+            print(f"  {n:>3}×  {tid}")
     return 0
 
 

@@ -375,3 +375,16 @@ async def test_quitting_with_an_unsaved_edit_asks_first(demo_engine, make_app) -
         await pilot.press("y")
         await pilot.pause()
         assert not app.is_running
+
+
+async def test_title_says_which_lines_later_sessions_cited(demo_engine, make_app) -> None:
+    cited = [u for u in demo_engine.citations().lines if u.path == "MEMORY.md"]
+    assert cited, "the demo home has a session citing MEMORY.md"
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_memory(app, pilot)
+        await open_path(app, pilot, "MEMORY.md")
+        u = cited[0]
+        assert f"cited: lines {u.line_start}–{u.line_end} ×{u.count}" in title(app)
+        await open_path(app, pilot, "raw_memories.md")
+        assert "cited:" not in title(app)

@@ -88,6 +88,11 @@ class MemoryPane(Pane):
             super().__init__()
             self.summary = summary
 
+    class CitationsLoaded(Message):
+        def __init__(self, report: Any) -> None:
+            super().__init__()
+            self.report = report
+
     class NoteAdded(Message):
         def __init__(self, note: Any) -> None:
             super().__init__()
@@ -98,6 +103,7 @@ class MemoryPane(Pane):
         self.files: list[Any] = []
         self.wanted: str | None = None  # the file shown, or being loaded
         self.saving = False
+        self.cited: dict[str, list[Any]] = {}  # path -> LineUsage, from later sessions
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="memory-body"):
@@ -141,6 +147,27 @@ class MemoryPane(Pane):
     # -- loading ----------------------------------------------------------------------------
     def reload(self) -> None:
         self.load_files()
+        self.load_citations()
+
+    @work(thread=True, exclusive=True, group="memory-cited", name="reading citations",
+          exit_on_error=False)
+    def load_citations(self) -> None:
+        self.post_message(self.CitationsLoaded(self.engine.citations()))
+
+    @on(CitationsLoaded)
+    def _citations(self, event: CitationsLoaded) -> None:
+        self.cited = {}
+        for u in event.report.lines:
+            self.cited.setdefault(u.path, []).append(u)
+        self._title()
+
+    def cited_text(self, path: str) -> str:
+        """`cited 12–13 ×3, 40–41 ×1`: the line ranges later sessions cited in this file."""
+        uses = sorted(self.cited.get(path, []), key=lambda u: (-u.count, u.line_start))
+        if not uses:
+            return ""
+        shown = ", ".join(f"{u.line_start}–{u.line_end} ×{u.count}" for u in uses[:4])
+        return f"cited: lines {shown}{', …' if len(uses) > 4 else ''}"
 
     @work(thread=True, exclusive=True, group="memory-load", name="loading memory files",
           exit_on_error=False)
@@ -213,6 +240,8 @@ class MemoryPane(Pane):
         room = max(12, title.content_size.width - len(meta) - 2)
         path = f.path if len(f.path) <= room else "…" + f.path[-(room - 1):]
         head = Content.assemble((path, "bold"), "  ", (meta, "$text-muted"))
+        if cited := self.cited_text(f.path):
+            head = Content.assemble(head, ("  ·  ", "$text-muted"), (cited, "bold $text-accent"))
         if self.editor.editing:
             state = ("● modified", "bold $text-warning") if self.editor.dirty else (
                 "editing", "bold $text-warning")
