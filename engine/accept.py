@@ -57,6 +57,9 @@ def _build(root: Path, ws: Path, new: Path, files: list[str] | None,
             old_lines = _lines(root / rel)
             merged = apply_hunks(old_lines, _lines(ws / rel), chosen)
             dst = new / rel
+            if not merged and not (ws / rel).exists():
+                dst.unlink(missing_ok=True)  # the proposal deletes it and all of that is taken
+                continue
             dst.parent.mkdir(parents=True, exist_ok=True)
             dst.write_text("".join(merged), encoding="utf-8")
         for rel in files:

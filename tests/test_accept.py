@@ -177,3 +177,18 @@ def test_recovery_leaves_an_accept_in_progress_alone(proposed) -> None:
     conn.close()
     recover(Engine.open(home))
     assert not building.exists()
+
+
+def test_taking_every_hunk_of_a_deleted_file_deletes_it(tmp_path: Path) -> None:
+    """A partial accept (some hunks of other files left out) that takes the whole deletion of
+    a file removes it, rather than leaving it empty."""
+    root, ws, new = tmp_path / "root", tmp_path / "ws", tmp_path / "new"
+    root.mkdir()
+    ws.mkdir()
+    middle = "".join(f"line {i}\n" for i in range(12))  # keeps the two changes apart
+    (root / "MEMORY.md").write_text("a\n" + middle + "d\n")
+    (root / "old.md").write_text("gone\nsoon\n")
+    (ws / "MEMORY.md").write_text("A\n" + middle + "D\n")
+    accept_mod._build(root, ws, new, [], {"MEMORY.md": {0}, "old.md": {0}})
+    assert not (new / "old.md").exists()
+    assert (new / "MEMORY.md").read_text() == "A\n" + middle + "d\n"  # hunk 1 left out
