@@ -53,15 +53,22 @@ class CitationReport:
         }
 
 
-def _may_cite(path: str) -> bool:
-    """Cheap pre-check: a plain rollout without the tag has nothing to parse."""
+def _may_cite(path: str, chunk: int = 1 << 20) -> bool:
+    """Cheap pre-check, in 1 MiB steps (a rollout can be gigabytes): a plain rollout without
+    the tag has nothing to parse."""
     if path.endswith(".zst"):
         return True
+    tag = OPEN.encode()
     try:
         with open(path, "rb") as f:
-            return OPEN.encode() in f.read()
+            tail = b""
+            while block := f.read(chunk):
+                if tag in tail + block:
+                    return True
+                tail = block[-(len(tag) - 1):]
     except OSError:
         return False
+    return False
 
 
 def citation_events(sessions: list[Any]) -> list[CitationEvent]:

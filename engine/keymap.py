@@ -28,8 +28,12 @@ def check_keys(keys: str) -> str:
 
 
 def read_keymap(path: Path) -> tuple[dict[str, str], list[str]]:
-    """The remapping and one line for each entry that cannot be used."""
-    table = read_toml(path).get(TABLE, {})
+    """The remapping and one line for each entry that cannot be used (a file that cannot be
+    read at all is one line too: the app still starts, with its default keys)."""
+    try:
+        table = read_toml(path).get(TABLE, {})
+    except ConfigError as e:
+        return {}, [f"{e}; keys are not remapped"]
     if not isinstance(table, dict):
         return {}, [f"{path}: [keymap] is not a table; keys are not remapped"]
     keymap: dict[str, str] = {}

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import threading
 import time
 import unicodedata
@@ -30,6 +29,7 @@ from .redact import find_secrets
 NOTES_DIR = PurePosixPath("extensions/ad_hoc/notes")
 NOTE_KINDS = ("remember", "forget")
 SLUG_MAX = 40
+MAX_EDIT_BYTES = 4 << 20  # bigger files are shown in part, read-only
 # Codex's `add_ad_hoc_note` filename rule (codex-format §5.3); our names always match it.
 NOTE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[a-z0-9][a-z0-9-]{0,79}\.md$")
 
@@ -185,6 +185,12 @@ def list_files(home: CodexHome) -> list[MemoryFileInfo]:
 
 def read_file(home: CodexHome, rel: str) -> MemoryFileText:
     path, rel = resolve(home, rel)
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    if size > MAX_EDIT_BYTES:  # an editor holding 200 MB would freeze the screen
+        return _read_head(path, rel, size)
     data = _read_bytes(path, rel)
     if data is None:
         raise NotFound(f"no file {rel} in the memory folder")
@@ -196,6 +202,21 @@ def read_file(home: CodexHome, rel: str) -> MemoryFileText:
         read_only = (f"not valid UTF-8 (byte {e.start}): bad bytes are shown as \ufffd; "
                      "memdeck will not save over it")
     return MemoryFileText(rel, kind, text, version_of(data), read_only, HINTS.get(kind, ""))
+
+
+def _read_head(path: Path, rel: str, size: int) -> MemoryFileText:
+    """The first MAX_EDIT_BYTES of a huge file, up to its last whole line, read-only."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(MAX_EDIT_BYTES)
+    except OSError as e:
+        raise HomeError(f"cannot read {rel}: {e.strerror}") from None
+    head = head[: head.rfind(b"\n") + 1] or head
+    why = (f"{size / (1 << 20):.0f} MiB: the first {MAX_EDIT_BYTES >> 20} MiB are shown; "
+           "too large to edit here")
+    kind = kind_of(rel)
+    return MemoryFileText(rel, kind, head.decode("utf-8", errors="replace"), version_of(head),
+                          why, HINTS.get(kind, ""))
 
 
 def _read_bytes(path: Path, rel: str) -> bytes | None:
@@ -343,13 +364,10 @@ def _create_new(target: Path, text: str) -> bool:
 
     The text goes to a temp file first and is hard-linked into place: the name appears
     complete or not at all, and an existing file is never replaced."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    from .settings import remove_quietly, write_temp
+
+    tmp = write_temp(target, text)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
         try:
             os.link(tmp, target)
         except FileExistsError:
@@ -365,7 +383,4 @@ def _create_new(target: Path, text: str) -> bool:
                 os.fsync(f.fileno())
         return True
     finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        remove_quietly(tmp)

@@ -232,6 +232,17 @@ def write_text_atomic(path: Path, text: str) -> None:
         mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
+    tmp = write_temp(target, text, mode)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        remove_quietly(tmp)
+        raise
+
+
+def write_temp(target: Path, text: str, mode: int = 0o644) -> str:
+    """`text` in a hidden temp file beside `target`, flushed to disk; its path. The caller
+    renames or links it into place (or removes it)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
@@ -239,13 +250,17 @@ def write_text_atomic(path: Path, text: str) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        remove_quietly(tmp)
         raise
+    return tmp
+
+
+def remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 class SettingsFile:

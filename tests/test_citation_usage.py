@@ -54,3 +54,21 @@ def test_demo_home_cites_real_memory_lines(tmp_path: Path) -> None:
     for u in report.lines:
         if u.path == "MEMORY.md":
             assert 1 <= u.line_start <= u.line_end <= len(memory)
+
+
+def test_tag_split_across_chunks_huge_lines_and_corrupt_lines(capsys, home) -> None:
+    """The pre-check reads in steps and finds a tag cut by a step boundary; a huge line and
+    a corrupt line around the citing message change nothing; other files still count."""
+    from engine.citation_usage import OPEN, _may_cite
+
+    src = (home.add("cites-memories.jsonl")).read_bytes()
+    at = src.index(OPEN.encode())
+    for cut in range(1, len(OPEN)):
+        assert _may_cite(str(home.add("cites-memories.jsonl", name=f"rollout-cut{cut}.jsonl")),
+                         chunk=at + cut)
+    huge = b'{"timestamp":"2026-12-01T09:00:00Z","type":"event_msg","payload":{"type":"x","t":"' \
+        + b"a" * (20 << 20) + b'"}}\n'
+    home.write("rollout-2026-12-01T13-00-00-huge.jsonl", src + huge + b"{corrupt\n")
+    report = Engine.open(home.root).citations()
+    assert report.threads["01a23054-a1fc-7969-acf0-6947af085e83"] == len(report.events)
+    assert len(report.events) == 1 + (len(OPEN) - 1) + 1

@@ -101,6 +101,21 @@ def test_invalid_utf8_is_shown_replaced_and_read_only(eng: Engine) -> None:
     assert (eng.home.memory_root / "odd.md").read_bytes() == b"caf\xe9 au lait\n"
 
 
+def test_a_huge_file_is_shown_in_part_read_only_and_never_saved_over(eng: Engine) -> None:
+    from engine.memory_edit import MAX_EDIT_BYTES
+
+    line = b"- a long remembered line\n"
+    data = line * (MAX_EDIT_BYTES // len(line) + 1000)
+    (eng.home.memory_root / "raw_memories.md").write_bytes(data)
+    f = eng.memory_read("raw_memories.md")
+    assert len(f.text) <= MAX_EDIT_BYTES and f.text.endswith("\n") and data.startswith(
+        f.text.encode())
+    assert f.read_only and "too large to edit" in f.read_only and "\n" not in f.read_only
+    with pytest.raises(MemdeckError):
+        eng.memory_save("raw_memories.md", f.text, f.version)  # would drop the rest
+    assert (eng.home.memory_root / "raw_memories.md").read_bytes() == data
+
+
 @pytest.mark.parametrize("bad", ["../config.toml", "/etc/passwd", "skills/../../x.md",
                                  ".git/config", "", "a\\b.md"])
 def test_paths_must_stay_inside_the_root(eng: Engine, bad: str) -> None:

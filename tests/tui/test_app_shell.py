@@ -89,3 +89,21 @@ async def test_q_quits(demo_engine, make_app) -> None:
         await pilot.press("q")
         await pilot.pause()
         assert not app.is_running
+
+
+async def test_a_broken_memdeck_config_is_one_line_and_the_app_runs(demo_engine,
+                                                                    make_app) -> None:
+    cfg = demo_engine.home.memdeck_config_path
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_bytes(b'[keymap\n"app.help" = \xff\xfe')  # truncated and not UTF-8
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.is_running and len(app.query_one("#session-table").rows) == 17
+        warnings = [n.message for n in app._notifications if n.severity == "warning"]
+        assert any("config.toml" in w and "keys are not remapped" in w for w in warnings)
+        assert all("\n" not in w for w in warnings)
+        await pilot.press("4")  # default keys still work
+        await pilot.pause()
+        assert app.active_pane == "history"
+    assert cfg.read_bytes() == b'[keymap\n"app.help" = \xff\xfe'  # untouched
