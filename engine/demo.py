@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .clock import Clock
-from .codex_schema import create_memories_db, create_state_db
+from .codex_schema import create_memories_db, create_state_db, mark_backfill_complete
 from .demo_content import SESSIONS, UNREADABLE_HOURS_AGO, DemoSession
 from .demo_memory import write_memory_root
 from .errors import HomeError
@@ -234,6 +234,11 @@ def _write_state_db(root: Path, plan: list, ids: dict[str, str], files: dict[str
                  int(s.archived), first, mode, first, int(start * 1000),
                  mtimes[s.key] * 1000, s.branch, "0.150.0"))
     conn.close()
+    # as a Codex that indexed these rollouts long ago leaves it; without it Codex's first start
+    # re-indexes them all and resets the `polluted` thread to `enabled`
+    rel = [p.relative_to(root).as_posix() for p in files.values()]
+    mark_backfill_complete(db, max((r for r in rel if r.startswith("sessions/")), default=None),
+                           max(mtimes.values(), default=0))
 
 
 def _write_pipeline_db(root: Path, plan: list, ids: dict[str, str], mtimes: dict[str, int],

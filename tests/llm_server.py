@@ -17,12 +17,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
-
-HOST = "127.0.0.1"
+from loopback_http import HOST, LoopbackServer
 
 
 @dataclass(frozen=True)
@@ -117,15 +116,16 @@ class LLMServer:
     max_in_flight: int = 0
     _queue: deque[Reply] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _conns: set[socket.socket] = field(default_factory=set)
-    _httpd: ThreadingHTTPServer | None = None
-    _thread: threading.Thread | None = None
+    _serving: LoopbackServer = field(
+        default_factory=lambda: LoopbackServer("llm-server", join_handlers=True))
+
+    @property
+    def _stop(self) -> threading.Event:
+        return self._serving.stopping
 
     @property
     def port(self) -> int:
-        assert self._httpd is not None
-        return int(self._httpd.server_address[1])
+        return self._serving.port
 
     @property
     def url(self) -> str:
@@ -146,31 +146,11 @@ class LLMServer:
 
     # -- lifecycle ----------------------------------------------------------------------
     def start(self) -> LLMServer:
-        httpd = ThreadingHTTPServer((HOST, 0), _make_handler(self))
-        httpd.daemon_threads = False
-        httpd.block_on_close = True  # server_close() joins the handler threads
-        httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="llm-server", daemon=True)
-        self._thread.start()
+        self._serving.start(_make_handler(self))
         return self
 
     def stop(self) -> None:
-        self._stop.set()  # wakes sleeping handlers
-        if self._httpd is None:
-            return
-        self._httpd.shutdown()
-        with self._lock:  # idle keep-alive connections would block their threads forever
-            for s in list(self._conns):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(5)
-        self._httpd = None
+        self._serving.stop()  # wakes sleeping handlers, ends idle keep-alive connections
 
     # -- serving ------------------------------------------------------------------------
     def _next_reply(self, body: Any) -> Reply | None:
@@ -205,27 +185,7 @@ def _completion(reply: Reply, body: Any) -> bytes:
 
 
 def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, like a real endpoint
-
-        def setup(self) -> None:
-            super().setup()
-            # headers and body go out in separate writes; without this, Nagle plus the
-            # client's delayed ACK adds ~40 ms to every reply
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            with server._lock:
-                server._conns.add(self.connection)
-
-        def finish(self) -> None:
-            with server._lock:
-                server._conns.discard(self.connection)
-            try:
-                super().finish()
-            except OSError:
-                pass
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            pass
+    class Handler(server._serving.handler_base()):  # type: ignore[misc]
 
         def _send(self, status: int, body: bytes, content_type: str = "application/json",
                   headers: tuple[tuple[str, str], ...] = ()) -> None:

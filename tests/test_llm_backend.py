@@ -333,7 +333,7 @@ def test_resolve_precedence() -> None:
     assert (cfg.base_url, cfg.api_key) == ("http://env/v1", "env-key")
     cfg = resolve_backend_config({"request_timeout": 99999, "max_retries": "x"}, mem(), {})
     assert cfg.base_url is None and cfg.api_key is None
-    assert (cfg.extract_model, cfg.consolidation_model) == ("gpt-5.6-luna", "gpt-5.6-terra")
+    assert (cfg.extract_model, cfg.consolidation_model) == ("gpt-6-luna", "gpt-6.1-terra")
     assert (cfg.timeout, cfg.max_retries) == (3600.0, 3)  # clamped / default like the CLI
     assert cfg.endpoint == "https://api.openai.com/v1"
     secret = resolve_backend_config({"base_url": "http://u:pw@h:8080/v1/?api-key=s"}, None, {})
@@ -365,8 +365,8 @@ def test_key_is_needed_only_for_the_default_endpoint(llm_server: LLMServer) -> N
 
 # -- the server itself, the call log, import hygiene ----------------------------------------
 def test_server_binds_loopback_and_lists_models(llm_server: LLMServer) -> None:
-    assert llm_server._httpd is not None
-    assert llm_server._httpd.server_address[0] == "127.0.0.1"
+    assert llm_server._serving.running
+    assert llm_server._serving._httpd.server_address[0] == "127.0.0.1"
     client = build_client(cfg_for(llm_server.url))
     assert [m.id for m in client.models.list()] == ["test-model"]
 

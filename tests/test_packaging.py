@@ -28,6 +28,8 @@ def test_the_wheel_ships_the_prompts(tmp_path: Path) -> None:
     for name in NAMES:
         assert f"prompts/{name}.md" in names
     assert "engine/__init__.py" in names and "tui/cli.py" in names
+    for db in ("state_5", "memories_1", "memories_v2_1"):  # Codex's schemas (codex_schema.py)
+        assert f"engine/codex_schema_0169/{db}.json" in names
     # the app with every pane, widget and stylesheet it loads
     tui = ROOT / "tui"
     for path in [*tui.glob("*.py"), *tui.glob("panes/*.py"), *tui.glob("widgets/*.py"),
