@@ -5,16 +5,95 @@ the shape of a pre-envelope (legacy) rollout header."""
 from __future__ import annotations
 
 import json
+import re
+from functools import lru_cache
 from typing import Any
 
+INTERACTIVE_SOURCES = ("cli", "vscode")  # the only sources Codex's phase 1 claims (§3.2)
+MISSING_SOURCE = "vscode"  # SessionMeta.source is `#[serde(default)]`: VSCode (0.34–0.36)
 
-def source_label(source: Any) -> str:
-    """`threads.source` as Codex stores it: bare for unit variants, compact JSON otherwise."""
+
+def stored_source(payload: dict[str, Any]) -> str:
+    """`threads.source` as Codex stores it for this session_meta payload: bare for unit
+    variants, compact JSON otherwise; a payload without the key reads as Codex's default."""
+    if "source" not in payload:
+        return MISSING_SOURCE
+    source = payload["source"]
     if isinstance(source, str):
         return source
     if source is None:
         return "unknown"
     return json.dumps(source, separators=(",", ":"), ensure_ascii=False)
+
+
+# what the user ran, by originator (the client that started the session)
+ORIGINATOR_LABELS = {
+    "codex-tui": "Codex TUI",
+    "codex_tui": "Codex TUI",
+    "codex_cli_rs": "CLI",
+    "codex_vscode": "VS Code",
+    "codex_exec": "exec",
+    "codex_sdk_ts": "SDK",
+    "codex_work_desktop": "Codex app",
+    "codex_chatgpt_desktop": "Codex app",
+    "Codex Desktop": "Codex app",
+}
+_SOURCE_WORDS = {"exec": "exec", "mcp": "MCP", "cli": "CLI", "vscode": "vscode",
+                 "unknown": "unknown"}
+
+
+@lru_cache(maxsize=512)
+def source_label(source: str | None, originator: str | None) -> str:
+    """What the user ran, in words: "Codex TUI", "VS Code", "exec", "CLI", "sub-agent: review",
+    "MCP", "internal". `source` is the stored text (`stored_source`). The source decides for
+    the non-interactive kinds; for cli/vscode the originator names the client; an unknown
+    originator falls back to the source word. Never raw JSON."""
+    if source is None:
+        return "?"
+    if source.startswith("{"):
+        return _structured_label(source)
+    if source in INTERACTIVE_SOURCES:
+        label = ORIGINATOR_LABELS.get(originator or "")
+        if label is not None and label != "exec":  # an exec originator with source vscode: odd
+            return label
+        if originator and "vscode" in originator.lower():
+            return "VS Code"
+    return _SOURCE_WORDS.get(source, source)
+
+
+def _structured_label(source: str) -> str:
+    try:
+        obj = json.loads(source)
+    except ValueError:
+        return "unknown"
+    if not isinstance(obj, dict) or len(obj) != 1:
+        return "unknown"
+    [(kind, value)] = obj.items()
+    if kind == "subagent":
+        name = _subagent_name(value)
+        return f"sub-agent: {name}" if name else "sub-agent"
+    if kind == "internal":
+        return "internal"
+    if kind == "custom":
+        return value if isinstance(value, str) and value else "custom"
+    return kind
+
+
+def _subagent_name(value: Any) -> str:
+    """`"review"`, `{"other": "x"}`, or `{"thread_spawn": {agent_nickname?, agent_role?, …}}`."""
+    if isinstance(value, str):
+        return value.replace("_", " ")
+    if isinstance(value, dict):
+        spawn = value.get("thread_spawn")
+        if isinstance(spawn, dict):
+            for key in ("agent_nickname", "agent_role", "agent_type"):
+                if isinstance(spawn.get(key), str) and spawn[key]:
+                    return spawn[key]
+            return "spawned"
+        other = value.get("other")
+        if isinstance(other, str) and other:
+            return other
+    return ""
 
 
 def is_legacy_meta(obj: Any) -> bool:
@@ -45,6 +124,15 @@ def is_context_fragment(text: str) -> bool:
     )
 
 
+_IMAGE_TAG = re.compile(r"</?image(?:\s[^<>]*)?>")
+
+
+def is_image_tag(text: str) -> bool:
+    """The `<image name=[Image #1] path="…">` / `</image>` parts Codex puts around an
+    attached image (0.169): a wrapper, not the user's words."""
+    return _IMAGE_TAG.fullmatch(text.strip()) is not None
+
+
 def user_prompt_from_payload(payload: Any) -> str:
     """The user's own words in a `message` payload with role user ('' when there are none)."""
     if not isinstance(payload, dict) or payload.get("type") != "message":
@@ -55,5 +143,6 @@ def user_prompt_from_payload(payload: Any) -> str:
         c["text"] for c in payload["content"]
         if isinstance(c, dict) and c.get("type") == "input_text" and isinstance(c.get("text"), str)
         and not is_instructions_fragment(c["text"]) and not is_context_fragment(c["text"])
+        and not is_image_tag(c["text"])
     ]
     return "\n".join(parts).strip()

@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 
 PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
 BATCH_FILES = 32
+# What the scanner makes of a file. Bumped when that changes (2: a session_meta without
+# `source` reads as vscode, as Codex reads it), so that rows written by an older scanner are
+# scanned again once instead of being trusted because the file did not change.
+SCAN_VERSION = "2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +65,7 @@ class IndexedSession(NamedTuple):
     format: str | None
     model: str | None
     git_branch: str | None = None
+    originator: str | None = None
 
 
 @dataclass(frozen=True)
@@ -189,15 +194,17 @@ class SessionIndex:
         if rows is None and not self.store.path.exists():
             # first run: every file is new, so the scans start before the store exists and
             # its creation (migrations) runs here while the workers read
-            return self._write(len(files), files, [], [], self._run_scans(files, {}), {}, t0)
+            return self._write(len(files), files, [], [], self._run_scans(files, {}), {}, t0,
+                               new_version=True)
         if rows is None:
             rows = self._rows()
         known = {r[0]: (r[2], r[3], r[1]) for r in rows}
+        outdated = bool(known) and self._scan_version() != SCAN_VERSION
         full: list[RolloutFile] = []
         append: list[RolloutFile] = []
         for f in files:
             k = known.get(f.rel)
-            if k is None:
+            if k is None or outdated:
                 full.append(f)
             elif k[0] == f.size and k[1] == f.mtime_ns and bool(k[2]) == f.archived:
                 continue
@@ -209,13 +216,17 @@ class SessionIndex:
         removed = [p for p in known if p not in seen]
         priors: dict[str, str | None] = dict(self._scan_json([f.rel for f in append]))
         rows = self._run_scans([*full, *append], priors)
-        return self._write(len(files), full, append, removed, rows, priors, t0)
+        return self._write(len(files), full, append, removed, rows, priors, t0,
+                           new_version=outdated or (not known and bool(files)))
 
     def _write(self, n_files: int, full: list[RolloutFile], append: list[RolloutFile],
                removed: list[str], rows: Iterator[list[tuple]], priors: dict[str, str | None],
-               t0: float) -> RefreshStats:
+               t0: float, new_version: bool = False) -> RefreshStats:
         """Store scan results batch by batch as they arrive, in one transaction."""
         with self.store.transaction() as c:
+            if new_version:  # every row below is this scanner's
+                c.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('scan_version', ?)",
+                          (SCAN_VERSION,))
             if removed:
                 c.executemany("DELETE FROM sessions WHERE path = ?", [(p,) for p in removed])
             for batch in rows:
@@ -230,6 +241,11 @@ class SessionIndex:
             f.size - json.loads(priors.get(f.rel) or "{}").get("offset", 0) for f in append)
         return RefreshStats(n_files, len(full), len(append), len(removed), bytes_read,
                             time.perf_counter() - t0)
+
+    def _scan_version(self) -> str | None:
+        row = self.store.conn().execute(
+            "SELECT value FROM meta WHERE key = 'scan_version'").fetchone()
+        return row[0] if row else None
 
     def _scan_json(self, rels: list[str]) -> Iterable[tuple[str, str | None]]:
         conn = self.store.conn()
@@ -267,10 +283,19 @@ class SessionIndex:
             return conn.execute(
                 "SELECT path, archived, size, mtime_ns, thread_id, started_at, cwd, source, "
                 "memory_mode, memory_mode_line, preview, bad_lines, file_problem, format, "
-                "model, git_branch FROM sessions"
+                "model, git_branch, json_extract(scan, '$.originator') FROM sessions"
             ).fetchall()
         finally:
             conn.row_factory = sqlite3.Row
+
+    def codex_versions(self) -> list[str]:
+        """The distinct `cli_version`s of the indexed sessions (the Codex versions that wrote
+        them)."""
+        if not self.store.path.exists():
+            return []
+        rows = self.store.conn().execute(
+            "SELECT DISTINCT json_extract(scan, '$.cli_version') FROM sessions").fetchall()
+        return [r[0] for r in rows if isinstance(r[0], str) and r[0]]
 
     def sessions(self, refresh: bool = False) -> list[IndexedSession]:
         """Every indexed session; with `refresh`, brought up to date first (one table read
@@ -288,7 +313,7 @@ class SessionIndex:
             IndexedSession(
                 r[0], root + r[0], bool(r[1]), r[2], r[3] // 1_000_000_000,
                 r[4] or thread_id_from_name(r[0]), r[5], r[6], r[7], r[8], r[9], r[10] or "",
-                r[11] or 0, r[12], r[13], r[14], r[15],
+                r[11] or 0, r[12], r[13], r[14], r[15], r[16],
             )
             for r in rows
         ]

@@ -17,11 +17,17 @@ from . import jsonfast
 from .fragments import (
     is_legacy_meta,
     source_label,
+    stored_source,
     user_prompt_from_payload,
 )
 from .linestream import MAX_LINE, StreamState, iter_batches, looks_binary, read_head
+from .tool_output import decode_tool_output
 
-INTERACTIVE_SOURCES = ("cli", "vscode")
+# Line types Codex writes that carry nothing for a transcript (bookkeeping, not unknown).
+BOOKKEEPING_TYPES = frozenset({
+    "token_usage_record", "world_state", "security_risk_score", "retained_context",
+    "realtime_item", "inter_agent_communication_metadata",
+})
 
 
 # --------------------------------------------------------------------------------------
@@ -53,6 +59,12 @@ class SessionMeta:
     model_provider: str | None
     git: GitInfo | None
     raw: dict[str, Any] = field(repr=False, compare=False)
+    agent_role: str | None = None
+
+    @property
+    def source_label(self) -> str:
+        """What the user ran ("Codex TUI", "exec", "sub-agent: review", …)."""
+        return source_label(self.source, self.originator)
 
 
 @dataclass(frozen=True)
@@ -95,12 +107,19 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class ToolOutput:
-    """function_call_output, custom_tool_call_output, tool_search_output."""
+    """function_call_output, custom_tool_call_output, tool_search_output.
+
+    `text` is what the tool printed: a shell header (`Process exited with code N` …
+    `Output:`) or the older JSON envelope (`{"output": …, "metadata": {"exit_code": N}}`)
+    is decoded into `exit_code` and `duration_s`; `raw` keeps the item as Codex wrote it."""
 
     kind: str
     call_id: str | None
     text: str
     raw: dict[str, Any] = field(repr=False, compare=False)
+    exit_code: int | None = None
+    duration_s: float | None = None
+    running: bool = False  # a command still running when this output was taken
 
 
 @dataclass(frozen=True)
@@ -130,9 +149,16 @@ class TurnContext:
 
 @dataclass(frozen=True)
 class EventMsg:
-    kind: str  # payload.type: user_message, agent_message, token_count, …
-    message: str | None  # text of user_message / agent_message events
+    """An `event_msg` line. Legacy rollouts repeat each message as `user_message` /
+    `agent_message`; paginated ones (0.169) as `item_completed` with a `UserMessage` /
+    `AgentMessage` / `CommandExecution` item. Both repeat what the response items hold."""
+
+    kind: str  # payload.type: user_message, agent_message, item_completed, token_count, …
+    message: str | None  # text of user_message / agent_message / item_completed messages
     raw: dict[str, Any] = field(repr=False, compare=False)
+    item_type: str | None = None  # item_completed: UserMessage, AgentMessage, CommandExecution…
+    call_id: str | None = None  # exec_command_end, item_completed CommandExecution
+    exit_code: int | None = None  # the same two, when the command finished
 
 
 @dataclass(frozen=True)
@@ -150,6 +176,14 @@ class InterAgentCommunication:
 
 
 @dataclass(frozen=True)
+class Bookkeeping:
+    """token_usage_record, world_state and the like: known, kept, never shown."""
+
+    type: str
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
 class UnknownItem:
     """A line type memdeck does not know (a newer Codex): kept as it was."""
 
@@ -160,7 +194,7 @@ class UnknownItem:
 ResponseItem = Message | Reasoning | ToolCall | ToolOutput | AgentMessage | OtherResponseItem
 Item = (
     SessionMeta | ResponseItem | TurnContext | EventMsg | Compacted | InterAgentCommunication
-    | UnknownItem
+    | Bookkeeping | UnknownItem
 )
 
 
@@ -213,6 +247,11 @@ class Rollout:
     def bad_lines(self) -> int:
         return len(self.problems)
 
+    @property
+    def unknown_types(self) -> tuple[str, ...]:
+        """Line types this memdeck does not know (a newer Codex), sorted."""
+        return tuple(sorted({x.type for x in self.lines if isinstance(x.item, UnknownItem)}))
+
 
 # --------------------------------------------------------------------------------------
 # decoding
@@ -242,7 +281,7 @@ def decode_session_meta(p: dict[str, Any]) -> SessionMeta:
         cwd=_s(p.get("cwd")),
         originator=_s(p.get("originator")),
         cli_version=_s(p.get("cli_version")),
-        source=source_label(p.get("source")),
+        source=stored_source(p),
         thread_source=_s(p.get("thread_source")),
         memory_mode=_s(p.get("memory_mode")),
         history_mode=_s(p.get("history_mode")) or "legacy",
@@ -252,6 +291,7 @@ def decode_session_meta(p: dict[str, Any]) -> SessionMeta:
         model_provider=_s(p.get("model_provider")),
         git=gi,
         raw=p,
+        agent_role=_s(p.get("agent_role")) or _s(p.get("agent_type")),
     )
 
 
@@ -306,7 +346,9 @@ def decode_response_item(p: dict[str, Any]) -> ResponseItem:
         text = json.dumps(detail, ensure_ascii=False) if detail is not None else ""
         return ToolCall(t, t.removesuffix("_call"), _s(p.get("call_id")), text, p)
     if t in ("function_call_output", "custom_tool_call_output"):
-        return ToolOutput(t, _s(p.get("call_id")), output_text(p.get("output")), p)
+        out = decode_tool_output(output_text(p.get("output")))
+        return ToolOutput(t, _s(p.get("call_id")), out.text, p, out.exit_code, out.duration_s,
+                          out.running)
     if t == "tool_search_output":
         tools = p.get("tools")
         return ToolOutput(t, _s(p.get("call_id")), json.dumps(tools, ensure_ascii=False), p)
@@ -327,7 +369,7 @@ def decode_item(kind: str, payload: Any) -> Item:
         return TurnContext(_s(p.get("cwd")), _s(p.get("model")), p.get("approval_policy"),
                            p.get("sandbox_policy"), p)
     if kind == "event_msg":
-        return EventMsg(str(p.get("type", "")), _s(p.get("message")), p)
+        return decode_event(p)
     if kind == "compacted":
         return Compacted(_s(p.get("message")), p)
     if kind == "inter_agent_communication":
@@ -336,7 +378,29 @@ def decode_item(kind: str, payload: Any) -> Item:
             _s(p.get("author")), _s(p.get("recipient")),
             content if isinstance(content, str) else output_text(content), p,
         )
+    if kind in BOOKKEEPING_TYPES:
+        return Bookkeeping(kind, p)
     return UnknownItem(kind, p)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def decode_event(p: dict[str, Any]) -> EventMsg:
+    kind = str(p.get("type", ""))
+    if kind == "item_completed" and isinstance(p.get("item"), dict):
+        item = p["item"]
+        itype = _s(item.get("type"))
+        text = None
+        if itype in ("UserMessage", "AgentMessage"):
+            text = "\n".join(c["text"] for c in _list(item.get("content"))
+                             if isinstance(c, dict) and isinstance(c.get("text"), str))
+        call_id = _s(item.get("id")) if itype == "CommandExecution" else None
+        return EventMsg(kind, text, p, itype, call_id, _int(item.get("exit_code")))
+    if kind == "exec_command_end":
+        return EventMsg(kind, None, p, None, _s(p.get("call_id")), _int(p.get("exit_code")))
+    return EventMsg(kind, _s(p.get("message")), p)
 
 
 

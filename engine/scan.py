@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import jsonfast
-from .fragments import is_legacy_meta, source_label, user_prompt_from_payload
+from .fragments import is_legacy_meta, stored_source, user_prompt_from_payload
 from .linestream import (
     HEAD_BYTES,
     MAX_LINE,
@@ -303,7 +303,7 @@ def _take_meta_payload(st: ScanState, p: dict[str, Any], line_no: int) -> None:
         st.session_id = _str(p.get("session_id")) or tid
         st.started_at = _str(p.get("timestamp"))
         st.cwd = _str(p.get("cwd")) or st.cwd
-        st.source = source_label(p.get("source"))
+        st.source = stored_source(p)
         st.originator = _str(p.get("originator"))
         st.cli_version = _str(p.get("cli_version"))
         st.history_mode = _str(p.get("history_mode")) or "legacy"

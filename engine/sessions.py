@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from .clock import iso_utc, parse_iso
 from .errors import NotFound
+from .fragments import source_label
 from .index import IndexedSession
 from .pipeline_db import PipelineSnapshot
 from .settings import MemoriesConfig
@@ -34,12 +34,19 @@ class Session(NamedTuple):
     format: str | None = None
     size: int = 0
     git_branch: str | None = None
+    originator: str | None = None
+
+    @property
+    def source_label(self) -> str:
+        """What the user ran: "Codex TUI", "VS Code", "exec", "CLI", "sub-agent: review", …"""
+        return source_label(self.source, self.originator)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "rollout_path": self.rollout_path,
             "source": self.source,
+            "source_label": self.source_label,
             "cwd": self.cwd,
             "started_at": normalize_iso(self.started_at),
             "updated_at": iso_utc(self.updated_at),
@@ -95,6 +102,7 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
             unreadable_reason=row.file_problem or "no thread id",
             archived=row.archived or bool(thread and thread.archived),
             source=row.source,
+            source_label=source_label(row.source, row.originator),
             memory_mode=mode,
             memory_mode_origin=origin,
             has_user_message=bool(row.preview),
@@ -110,7 +118,7 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
             started_at=row.started_at, updated_at=row.updated_at, memory_mode=mode,
             preview=row.preview, status=status, reason=reason, bad_lines=row.bad_lines,
             archived=facts.archived, model=row.model, format=row.format, size=row.size,
-            git_branch=row.git_branch,
+            git_branch=row.git_branch, originator=row.originator,
         ))
     out.sort(key=lambda s: (-s.updated_at, s.rollout_path))
     return out

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .clock import human_duration
+from .fragments import INTERACTIVE_SOURCES
 from .pipeline_db import Job, Stage1Output
-from .rollout import INTERACTIVE_SOURCES
 from .settings import MemoriesConfig
 from .workers import dead_memdeck_worker
 
@@ -29,6 +29,7 @@ class StatusFacts(NamedTuple):
     unreadable_reason: str | None
     archived: bool
     source: str | None
+    source_label: str  # what the user ran, in words (fragments.source_label)
     memory_mode: str  # effective: enabled | disabled | polluted
     memory_mode_origin: str  # "start", "line N", "catalogue"
     has_user_message: bool
@@ -43,8 +44,8 @@ def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
     if f.archived:
         return "archived", "archived: Codex never takes memories from archived sessions"
     if f.source not in INTERACTIVE_SOURCES:
-        return "not_interactive", (
-            f"source {f.source}: only cli and vscode sessions become memories")
+        return "not_interactive", (f"{f.source_label} session: Codex takes memories only from "
+                                   "interactive sessions (source cli or vscode)")
     if f.memory_mode == "disabled":
         if f.memory_mode_origin == "start":
             why = "memory generation was off when this session started"

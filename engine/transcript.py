@@ -1,5 +1,10 @@
 """A session's transcript, flattened for display and JSON: roles, tool calls and outputs,
-injected context marked, citation blocks parsed."""
+injected context marked, citation blocks parsed.
+
+Each turn is shown once, from the response items. The events that repeat them — legacy
+`user_message` / `agent_message`, 0.169's `item_completed` `UserMessage` / `AgentMessage` /
+`CommandExecution` — are not turns; they only lend a tool output the exit code its own text
+does not carry."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .citations import MemoryCitation, parse_message
-from .fragments import is_context_fragment, is_instructions_fragment
+from .fragments import is_context_fragment, is_image_tag, is_instructions_fragment
 from .rollout import (
     AgentMessage,
     EventMsg,
@@ -40,6 +45,10 @@ class TranscriptEntry:
             d["context"] = True
         if self.citation is not None:
             d["citation"] = citation_json(self.citation)
+        if self.kind in ("tool_call", "tool_output"):
+            d["call_id"] = self.extra.get("call_id")
+        if self.kind == "tool_output":
+            d["exit_code"] = self.extra.get("exit_code")
         return d
 
 
@@ -51,8 +60,25 @@ def citation_json(c: MemoryCitation) -> dict[str, Any]:
     }
 
 
+def command_exit_codes(rollout: Rollout) -> dict[str, int]:
+    """call_id → exit code, from `exec_command_end` and `item_completed` CommandExecution."""
+    codes: dict[str, int] = {}
+    for line in rollout.lines:
+        it = line.item
+        if isinstance(it, EventMsg) and it.call_id and it.exit_code is not None:
+            codes[it.call_id] = it.exit_code
+    return codes
+
+
+def output_title(exit_code: int | None, running: bool = False) -> str:
+    if exit_code is not None:
+        return f"exit code {exit_code}"
+    return "still running" if running else "output"
+
+
 def transcript(rollout: Rollout, include_events: bool = False) -> list[TranscriptEntry]:
     out: list[TranscriptEntry] = []
+    codes = command_exit_codes(rollout)
     for line in rollout.lines:
         it = line.item
         ts = line.timestamp
@@ -60,6 +86,10 @@ def transcript(rollout: Rollout, include_events: bool = False) -> list[Transcrip
             if it.role == "user":
                 for part in it.content:
                     if not part.text:
+                        continue
+                    if is_image_tag(part.text):
+                        out.append(TranscriptEntry(line.line_no, ts, "context", "image",
+                                                   part.text, True))
                         continue
                     ctx = is_instructions_fragment(part.text) or is_context_fragment(part.text)
                     out.append(TranscriptEntry(line.line_no, ts, "context" if ctx else "user",
@@ -75,8 +105,12 @@ def transcript(rollout: Rollout, include_events: bool = False) -> list[Transcrip
             out.append(TranscriptEntry(line.line_no, ts, "tool_call", it.name, it.arguments,
                                        extra={"call_id": it.call_id, "type": it.kind}))
         elif isinstance(it, ToolOutput):
-            out.append(TranscriptEntry(line.line_no, ts, "tool_output", "output", it.text,
-                                       extra={"call_id": it.call_id}))
+            code = it.exit_code
+            if code is None and it.call_id and not it.running:
+                code = codes.get(it.call_id)
+            out.append(TranscriptEntry(line.line_no, ts, "tool_output",
+                                       output_title(code, it.running), it.text,
+                                       extra={"call_id": it.call_id, "exit_code": code}))
         elif isinstance(it, Reasoning):
             if it.summary:
                 out.append(TranscriptEntry(line.line_no, ts, "reasoning", "reasoning",

@@ -12,8 +12,8 @@ import pytest
 
 from tui.cli import main
 
-SESSION_FIELDS = {"id", "rollout_path", "source", "cwd", "started_at", "updated_at",
-                  "memory_mode", "preview", "status", "reason", "bad_lines"}
+SESSION_FIELDS = {"id", "rollout_path", "source", "source_label", "cwd", "started_at",
+                  "updated_at", "memory_mode", "preview", "status", "reason", "bad_lines"}
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

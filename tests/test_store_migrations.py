@@ -6,7 +6,7 @@ import sqlite3
 
 import engine.store as store
 from engine import Engine
-from engine.index import RolloutFile, _row
+from engine.index import SCAN_VERSION, RolloutFile, _row
 from engine.scan import scan_file
 
 
@@ -26,6 +26,9 @@ def test_upgrade_from_schema_2_backfills_git_branch(home, monkeypatch) -> None:
                       "started_at, cwd, source, memory_mode, memory_mode_line, preview, "
                       "bad_lines, file_problem, format, model, indexed_at) "
                       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            # the same scanner (an older one would make the index rescan everything once)
+            c.execute("INSERT INTO meta (key, value) VALUES ('scan_version', ?)",
+                      (SCAN_VERSION,))
         old.close()
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 2

@@ -27,11 +27,19 @@ class Column(NamedTuple):
 
 FIXED = (("updated", "updated", 16), ("project", "project", 16), ("source", "source", 8),
          ("status", "status", 15))
+# source shows what the user ran ("Codex TUI", "exec", "sub-agent: review"), never Codex's
+# raw JSON; the column is as wide as the longest label on the table, within these bounds
+SOURCE_WIDTH = (6, 17)
 
 
-def layout(width: int) -> list[Column]:
+def source_width(rows: list[Any]) -> int:
+    lo, hi = SOURCE_WIDTH
+    return min(hi, max([lo, *(len(label) for label in {s.source_label for s in rows})]))
+
+
+def layout(width: int, source: int = FIXED[2][2]) -> list[Column]:
     """Fixed columns first; preview and reason share what is left (reason gets more)."""
-    cols = [Column(*c) for c in FIXED]
+    cols = [Column(k, t, source if k == "source" else w) for k, t, w in FIXED]
     rest = max(20, width - sum(c.width + 1 for c in cols) - 1)
     preview = max(10, rest * 2 // 5)
     cols += [Column("preview", "preview", preview), Column("reason", "reason",
@@ -47,7 +55,7 @@ def cell_values(s: Any) -> dict[str, str]:
     return {
         "updated": when(s.updated_at),
         "project": s.project,
-        "source": s.source or "?",
+        "source": s.source_label,
         "status": s.status,
         "preview": " ".join((s.preview or "—").split()),
         "reason": s.reason,
@@ -71,7 +79,8 @@ class SessionHeader(Static):
     """The column titles, drawn with the same layout as the rows."""
 
     def render_header(self, width: int) -> None:
-        cols = layout(width)
+        table = next(iter(self.parent.query(SessionTable)), None) if self.parent else None
+        cols = layout(width, table.source_width if table is not None else FIXED[2][2])
         self.update("".join(" " + set_cell_size(c.title, c.width) for c in cols))
 
 
@@ -102,6 +111,7 @@ class SessionTable(CursorList):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._values: LRUCache[int, dict[str, str]] = LRUCache(4096)
+        self.source_width = FIXED[2][2]
 
     @property
     def rows(self) -> list[Any]:
@@ -110,6 +120,12 @@ class SessionTable(CursorList):
     def set_rows(self, rows: list[Any], keep: str | None = None) -> None:
         """Show `rows`; the cursor stays on the session `keep` (a rollout path) if present."""
         self._values.clear()
+        width = source_width(rows) if rows else self.source_width
+        if width != self.source_width:
+            self.source_width = width
+            if self.parent is not None:  # the titles follow the new layout
+                for header in self.parent.query(SessionHeader):
+                    header.render_header(self.size.width or self.app.size.width)
         target = 0
         if keep is not None:
             target = next((i for i, s in enumerate(rows) if s.rollout_path == keep), 0)
@@ -129,5 +145,5 @@ class SessionTable(CursorList):
         if values is None:
             values = self._values[index] = cell_values(s)
         status = None if selected else Style.parse(STATUS_STYLE.get(s.status, "none"))
-        return Strip(row_segments(values, layout(width), base, status)).adjust_cell_length(
-            width, base)
+        return Strip(row_segments(values, layout(width, self.source_width), base,
+                                  status)).adjust_cell_length(width, base)

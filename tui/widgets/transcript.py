@@ -88,8 +88,14 @@ def entry_widget(entry: Any) -> Static | Collapsible:
                            collapsed=True, classes="turn tool")
     if kind == "tool_output":
         n = len(entry.text.splitlines())
-        return Collapsible(Static(_output_body(entry.text)),
-                           title=f"↳ output · {n} line{'s' if n != 1 else ''}",
+        code = entry.extra.get("exit_code")
+        bits = ["↳ output"]
+        if code is not None:
+            bits.append(f"exit code {code}")
+        elif entry.title != "output":  # "still running"
+            bits.append(entry.title)
+        bits.append(f"{n} line{'s' if n != 1 else ''}")
+        return Collapsible(Static(_output_body(entry.text)), title=" · ".join(bits),
                            collapsed=True, classes="turn tool-output")
     if kind == "reasoning":
         return Collapsible(Static(Text(entry.text)), title="reasoning", collapsed=True,
@@ -119,7 +125,10 @@ def header(detail: Any) -> Text:
     t.append(f": {s.reason}\n")
     started = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started_ts)) \
         if s.started_ts else "?"
-    bits = [f"started {started}", f"source {s.source or '?'}", f"memory {s.memory_mode}"]
+    source = s.source_label  # Codex's own word beside it when it is a word, never its JSON
+    if s.source and s.source.lower() != source.lower() and not s.source.startswith("{"):
+        source += f" ({s.source})"
+    bits = [f"started {started}", f"source {source}", f"memory {s.memory_mode}"]
     if s.model:
         bits.append(f"model {s.model}")
     if s.git_branch:
