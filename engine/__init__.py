@@ -98,11 +98,25 @@ class Engine:
         pipeline = read_snapshot(self.home.pipeline_db)
         state = read_threads(self.home.state_db)
         self.warnings = [w for w in (pipeline.warning, state.warning) if w]
+        self.warnings += self._newer_codex_warning()
         if not self.home.config.feature_enabled:
             self.warnings.append(
                 "memories are off in config.toml ([features] memories = false): Codex will "
                 "not extract or use memories until it is on (`memdeck config set memories true`)")
         return build_sessions(rows, self.home.config, pipeline, state, self.clock.now())
+
+    def _newer_codex_warning(self) -> list[str]:
+        """One line when the home comes from a Codex newer than memdeck knows."""
+        from .home import TESTED_CODEX, newer_than_tested
+
+        version = self.home.version_info
+        newer = newer_than_tested(self.index.codex_versions())
+        if not newer and version.known:
+            return []
+        who = (f"sessions from Codex {newer}, newer than {TESTED_CODEX} (the newest memdeck is "
+               "tested with)") if newer else "a Codex memdeck does not know"
+        what = "" if version.known else f"; {version.reason}"
+        return [f"{who}: read with what memdeck knows, unknown lines and fields kept{what}"]
 
     def session(self, key: str) -> SessionDetail:
         from .rollout import read_rollout
@@ -140,6 +154,7 @@ class Engine:
         """Run phase 1 for eligible sessions, or for the named ones (time rules waived)."""
         from .phase1 import Phase1Runner, select
 
+        self.home.require_writable_version()
         chosen, refused = select(self.sessions(), ids, find_session)
         if limit is not None:
             chosen = chosen[: max(0, limit)]
@@ -152,6 +167,7 @@ class Engine:
         phase 2 enqueued when that memory was in use."""
         from .forget import forget
 
+        self.home.require_writable_version()
         return forget(self.home, find_session(self.sessions(), key), self.clock.now())
 
     def reset(self) -> Any:
@@ -195,6 +211,7 @@ class Engine:
         from .history import History
         from .proposals import consolidate
 
+        self.home.require_writable_version()
         self._recover()
         History(self.home).snapshot()  # the live state the proposal starts from, recorded
         p = consolidate(self, self.backend_name(backend))
@@ -220,6 +237,7 @@ class Engine:
         """Apply a proposal (all of it, chosen files, or chosen hunks) to the memory root."""
         from .accept import accept
 
+        self.home.require_writable_version()
         return accept(self, pid, files, hunks)
 
     def proposal_hunks(self, pid: str) -> list[Any]:
@@ -256,6 +274,7 @@ class Engine:
         from .history import History
         from .jobs import PipelineDB
 
+        self.home.require_writable_version()
         self._recover()
         db = PipelineDB.open(self.home)
         try:
@@ -289,6 +308,11 @@ class Engine:
         container = container if isinstance(container, dict) else {}
         raw = next((container[k] for k in (spec.name, *spec.aliases) if k in container), None)
         display_key = spec.name if which == "codex" else f"memdeck.{spec.name}"
+        if which == "codex" and spec.name == "version":
+            self.home.__dict__.pop("config", None)
+            info = self.home.version_info  # Codex's resolution, not the bare default
+            return SettingValue(display_key, info.name, raw is not None, spec.default,
+                                spec.allowed(), spec.help, note=info.reason)
         return SettingValue(display_key, coerce_stored(spec, raw), raw is not None,
                             spec.default, spec.allowed(), spec.help)
 

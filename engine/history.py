@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,8 +71,12 @@ class History:
         """Commit the root if history does not hold its state yet; return the new commit.
 
         `origin=None` means: memdeck did not make this change itself; it is `codex` when the
-        root is exactly Codex's own baseline commit, else `external`."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        root is exactly Codex's own baseline commit, else `external`.
+
+        A root that does not exist is never created (that would switch Codex's memory version,
+        codex-format §9a); if history held files, their removal is recorded."""
+        if not os.path.lexists(self.root):
+            return self._record_missing_root(origin, summary)
         with self._repo() as repo:
             repo.git.add("-A", ".")
             fresh = not self._has_head(repo)
@@ -88,6 +93,24 @@ class History:
             repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "--allow-empty",
                             "-m", "\n".join(lines))
             return str(repo.head.commit.hexsha)
+
+    def _record_missing_root(self, origin: str | None, summary: str) -> str | None:
+        """The root is gone: commit the empty tree after the last state, without a work tree."""
+        import git
+
+        if not (self.gitdir / "HEAD").exists():
+            return None
+        with git.Repo(self.gitdir) as repo:
+            repo.git.update_environment(**_env())
+            if not self._has_head(repo) or not list(repo.head.commit.tree.traverse()):
+                return None
+            origin = origin or "external"
+            title = summary or f"{self.root.name}/ removed"
+            empty = repo.git.mktree(istream=subprocess.DEVNULL)  # writes the empty tree
+            sha = repo.git.commit_tree(empty, "-p", "HEAD", "-m",
+                                       f"{title}\n\n{TRAILER}: {origin}")
+            repo.git.update_ref("HEAD", sha)
+            return str(sha)
 
     def _is_codex_baseline_state(self) -> bool:
         """The root's own `.git` is Codex's baseline and the files are exactly its tree."""
@@ -141,7 +164,8 @@ class History:
                     shutil.rmtree(child)
                 else:
                     child.unlink()
-            repo.git.checkout(c.hexsha, "--", ".")
+            if any(True for _ in c.tree.traverse()):  # an empty state has nothing to check out
+                repo.git.checkout(c.hexsha, "--", ".")
         new = self.snapshot("restore", f"restore {c.hexsha[:12]}: {c.summary}",
                             {"Memdeck-Restored": c.hexsha})
         return new or rev

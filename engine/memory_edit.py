@@ -240,6 +240,12 @@ def _writing(home: CodexHome, now: float, purpose: str) -> Iterator[None]:
     """One writer per root in this process, and the global lease across processes."""
     from .jobs import PipelineDB
 
+    home.require_writable_version()
+    if not os.path.lexists(home.memory_root):
+        # Creating a root is a choice of memory version for Codex (§9a): only an accepted
+        # consolidation makes one.
+        raise HomeError(f"{home.memory_root.name}/ does not exist yet: memdeck creates it only "
+                        "when you accept a consolidation (`memdeck consolidate`)")
     with _LOCKS_GUARD:
         lock = _LOCKS.setdefault(home.memory_root, threading.Lock())
     with lock:

@@ -43,8 +43,9 @@ class KeySpec:
 MEMORIES_KEYS: dict[str, KeySpec] = {
     s.name: s
     for s in (
-        KeySpec("version", "enum", "v1", choices=("v1", "v2"),
-                help="memory pipeline and read root: memories/ (v1) or memories_v2/ (v2)"),
+        KeySpec("version", "enum", None, choices=("v1", "v2"),
+                help="memory pipeline and root: memories/ (v1) or memories_v2/ (v2); unset: "
+                     "v1 if memories/ exists, else v2"),
         KeySpec("dual_write", "bool", False, help="run both the v1 and v2 pipelines"),
         KeySpec("disable_on_external_context", "bool", False,
                 aliases=("no_memories_if_mcp_or_web_search",),
@@ -66,9 +67,10 @@ MEMORIES_KEYS: dict[str, KeySpec] = {
                 help="a session must be idle this long before it is extracted"),
         KeySpec("min_rate_limit_remaining_percent", "int", 25, 0, 100,
                 help="skip the pipeline when less rate limit than this remains"),
-        KeySpec("extract_model", "str", None, help="phase-1 model (unset: provider default)"),
+        KeySpec("extract_model", "str", None,
+                help="phase-1 model (unset: the provider default, gpt-6-luna in Codex 0.169)"),
         KeySpec("consolidation_model", "str", None,
-                help="phase-2 model (unset: provider default)"),
+                help="phase-2 model (unset: the provider default, gpt-6.1-terra in Codex 0.169)"),
     )
 }
 
@@ -159,7 +161,7 @@ class MemoriesConfig:
     """The effective `[memories]` values (clamped as Codex clamps them) and the feature flag."""
 
     feature_enabled: bool
-    version: str
+    version: str | None  # as configured; None when unset (CodexHome.memory_version resolves it)
     dual_write: bool
     disable_on_external_context: bool
     generate_memories: bool
@@ -174,6 +176,7 @@ class MemoriesConfig:
     extract_model: str | None
     consolidation_model: str | None
     sqlite_home: str | None = None
+    version_raw: str | None = None  # the stored text, also when it is no version memdeck knows
 
     @classmethod
     def defaults(cls) -> MemoriesConfig:
@@ -189,6 +192,8 @@ class MemoriesConfig:
         for name, spec in MEMORIES_KEYS.items():
             raw = _lookup(mem, spec)
             values[name] = coerce_stored(spec, raw)
+        raw_version = _lookup(mem, MEMORIES_KEYS["version"])
+        values["version_raw"] = raw_version if isinstance(raw_version, str) else None
         values["feature_enabled"] = coerce_stored(FEATURE_KEY, _lookup(feats, FEATURE_KEY))
         sqlite_home = doc.get("sqlite_home")
         values["sqlite_home"] = sqlite_home if isinstance(sqlite_home, str) else None
@@ -319,6 +324,7 @@ class SettingValue:
     default: Any
     allowed: str
     help: str
+    note: str = ""  # why the value is what it is, when memdeck derives it (the version)
 
 
 def resolve_key(key: str) -> tuple[str, str | None, KeySpec]:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .home import ROOT_NAMES
+
 log = logging.getLogger(__name__)
 
 
@@ -55,11 +57,16 @@ class Watcher:
             log.exception("watch listener failed")
 
     def folders(self) -> list[Path]:
+        """What is watched: rollout folders and both memory roots, existing or not.
+
+        Nothing is created to be watched (a `memories/` folder would switch Codex to memory
+        v1, codex-format §9a), so the home itself is watched and `wanted` keeps only these."""
         home = self.engine.home
-        out = [home.sessions_dir, home.archived_dir, home.memory_root]
-        for f in out:
-            f.mkdir(parents=True, exist_ok=True)
-        return out
+        return [home.sessions_dir, home.archived_dir, *(home.root / n for n in ROOT_NAMES.values())]
+
+    def wanted(self, _change: Any, path: str) -> bool:
+        return any(path == str(f) or _under(path, f) for f in self.folders()) \
+            or path == str(self.engine.home.config_path)
 
     def run(self) -> None:
         import watchfiles
@@ -68,7 +75,8 @@ class Watcher:
 
         History(self.engine.home).snapshot()  # the state found when the watcher starts
         self._round(set())
-        for changes in watchfiles.watch(*self.folders(), stop_event=self.stop,
+        for changes in watchfiles.watch(self.engine.home.root, watch_filter=self.wanted,
+                                        stop_event=self.stop,
                                         debounce=self.debounce_ms, step=50,
                                         rust_timeout=int(self.tick * 1000),
                                         yield_on_timeout=True, raise_interrupt=False):
@@ -86,7 +94,10 @@ class Watcher:
                 if stats.scanned_full or stats.scanned_append or stats.removed:
                     self._emit("indexed", f"{stats.scanned_full} new, {stats.scanned_append} "
                                           f"grown, {stats.removed} removed")
-            if any(_under(p, home.memory_root) and "/.git" not in p[len(str(home.memory_root)):]
+            if any(p == str(self.engine.home.config_path) for p in paths):
+                home.__dict__.pop("config", None)  # the version or the toggles may have changed
+            root = home.memory_root
+            if any((p == str(root) or _under(p, root)) and "/.git" not in p[len(str(root)):]
                    for p in paths):
                 from .history import History
 

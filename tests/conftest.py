@@ -63,6 +63,12 @@ class HomeBuilder:
         t = time.time() - idle_hours * 3600
         os.utime(path, (t, t))
 
+    def v1(self) -> HomeBuilder:
+        """A home where Codex ran memory v1: it has a `memories/` folder (codex-format §9a;
+        without one, Codex 0.169 and memdeck use v2)."""
+        (self.root / "memories").mkdir(parents=True, exist_ok=True)
+        return self
+
     def config(self, text: str) -> Path:
         p = self.root / "config.toml"
         p.write_text(text, encoding="utf-8")
@@ -79,6 +85,8 @@ def fixture_path() -> Callable[[str], Path]:
     return lambda name: FIXTURES / name
 
 
+from codex_oracle.fake_responses import fake_responses  # noqa: E402,F401  (Responses API)
+from codex_oracle.runner import codex_bin  # noqa: E402,F401  (the real Codex, or skip)
 from llm_server import llm_server  # noqa: E402,F401  (the local OpenAI-compatible server)
 
 FAKE_GITHUB_TOKEN = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"

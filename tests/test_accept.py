@@ -79,7 +79,7 @@ def test_secrets_block_the_files_that_carry_them(proposed, tmp_path: Path) -> No
 
 
 def test_a_partial_accept_must_leave_a_valid_root(tmp_path: Path, home) -> None:
-    home.add("cli-preferences.jsonl", idle_hours=8)
+    home.v1().add("cli-preferences.jsonl", idle_hours=8)
     eng = Engine.open(home.root)
     eng.extract(backend="offline")
     p = eng.consolidate()

@@ -270,7 +270,7 @@ def mtime_s(path: Path) -> int:
 
 @pytest.fixture
 def pipeline_home(home):
-    home.config("[features]\nmemories = true\n")
+    home.v1().config("[features]\nmemories = true\n")
     paths = {
         CLI_ID: home.add("cli-preferences.jsonl", idle_hours=8),
         CITES_ID: home.add("cites-memories.jsonl", idle_hours=8),
@@ -388,7 +388,7 @@ def test_locked_pipeline_db_falls_back(pipeline_home, monkeypatch) -> None:
 
 
 def test_damaged_pipeline_db_falls_back(home) -> None:
-    home.config("[features]\nmemories = true\n")
+    home.v1().config("[features]\nmemories = true\n")
     home.add("cli-preferences.jsonl", idle_hours=8)
     (home.root / "memories_1.sqlite").write_bytes(b"this is not a database" * 100)
     eng = Engine.open(home.root)

@@ -20,7 +20,7 @@ NOW = 1_800_000_000
 
 @pytest.fixture
 def codex_db(home) -> PipelineDB:
-    home.root.mkdir(parents=True, exist_ok=True)
+    home.v1()
     create_memories_db(home.root / "memories_1.sqlite")
     db = PipelineDB.open(CodexHome(home.root))
     yield db
@@ -150,7 +150,7 @@ def test_codex_db_gets_no_ddl(codex_db: PipelineDB, home) -> None:
 
 
 def test_unknown_codex_schema_is_refused(home) -> None:
-    home.root.mkdir(parents=True, exist_ok=True)
+    home.v1()
     conn = sqlite3.connect(home.root / "memories_1.sqlite")
     conn.execute("CREATE TABLE stage1_outputs (thread_id TEXT PRIMARY KEY)")
     conn.execute("CREATE TABLE jobs (kind TEXT)")
@@ -160,7 +160,7 @@ def test_unknown_codex_schema_is_refused(home) -> None:
 
 
 def test_own_db_is_created_then_adopted_by_codex(home) -> None:
-    h = CodexHome(home.root)
+    h = CodexHome(home.v1().root)
     db = PipelineDB.open(h)
     assert not db.is_codex and db.path == home.root / "memdeck" / "memories.sqlite"
     c = db.claim_stage1(T, 100, NOW, 8).claim

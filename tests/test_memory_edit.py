@@ -312,10 +312,20 @@ def test_note_refusals(eng: Engine) -> None:
     assert sorted(notes.iterdir()) == before
 
 
-def test_note_on_a_fresh_home_creates_the_folder(home) -> None:
+def test_a_note_never_creates_a_memory_root(home) -> None:
+    # A fresh home is v2 for Codex 0.169; creating memories_v2/ (or memories/) is a choice of
+    # version that only an accepted consolidation makes (codex-format §9a).
     eng = Engine.open(home.root, clock=FixedClock(NOW))
+    before = sorted(p.name for p in home.root.iterdir())
+    with pytest.raises(HomeError, match="memories_v2/ does not exist yet"):
+        eng.memory_note("Use uv, not pip", "remember")
+    assert sorted(p.name for p in home.root.iterdir() if p.name != "memdeck") == before
+
+
+def test_note_in_an_existing_root(home) -> None:
+    eng = Engine.open(home.v1().root, clock=FixedClock(NOW))
     note = eng.memory_note("Use uv, not pip", "remember")
-    assert (eng.home.memory_root / note.path).read_text() == "Remember: Use uv, not pip\n"
+    assert (home.root / "memories" / note.path).read_text() == "Remember: Use uv, not pip\n"
     assert [f.path for f in eng.memory_files()] == [note.path]
     assert origins(eng)[0] == "user"
 

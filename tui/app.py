@@ -82,6 +82,7 @@ class MemdeckApp(App[None]):
         self._pending_action: tuple[str, str] | None = None
         self._watching = False
         self._listed = False
+        self._home_label_fixed = home_label
         self.sub_title = home_label or _home_label(engine)
 
     # -- layout ---------------------------------------------------------------------------
@@ -165,6 +166,16 @@ class MemdeckApp(App[None]):
         for pid in ("memories", "memory", "history", "review", "settings"):
             if pane := self.built(pid):
                 pane.mark_stale()
+        if self._home_label_fixed is None:
+            self.relabel_home()
+
+    @work(thread=True, exclusive=True, group="home-label", exit_on_error=False)
+    def relabel_home(self) -> None:
+        """The header names the memory version Codex uses now (a settings change or a new
+        `memories/` folder switches it)."""
+        self.engine.home.__dict__.pop("config", None)
+        label = _home_label(self.engine)
+        self.call_from_thread(setattr, self, "sub_title", label)
 
     @on(ShowSession)
     async def _show_session(self, event: ShowSession) -> None:
@@ -353,7 +364,12 @@ def _home_label(engine: Engine) -> str:
 
     root = str(engine.home.root)
     user = os.path.expanduser("~")
-    return "~" + root[len(user):] if root.startswith(user + os.sep) else root
+    where = "~" + root[len(user):] if root.startswith(user + os.sep) else root
+    try:
+        info = engine.home.version_info
+    except Exception:  # noqa: BLE001 - a broken config.toml is reported elsewhere
+        return where
+    return f"{where} · memory {info.name}" + ("" if info.known else " (unknown: read-only)")
 
 
 def run_app(home: str | None) -> int:

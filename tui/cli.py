@@ -30,17 +30,23 @@ class _Parser(argparse.ArgumentParser):
         return (" ".join(parts) + " ") if parts else ""
 
 
-def _common() -> argparse.ArgumentParser:
+def _common(top: bool) -> argparse.ArgumentParser:
+    """`--home` and `--json`, for the top parser and again for every subcommand.
+
+    A subparser fills in its own defaults after the top parser has parsed, so the copies on
+    subcommands default to SUPPRESS: `memdeck --home H sessions` keeps H, and
+    `memdeck sessions --home H` sets it; both mean the same thing."""
     p = argparse.ArgumentParser(add_help=False)
+    extra: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
     p.add_argument("--home", metavar="PATH",
-                   help="Codex home (default: $CODEX_HOME, else ~/.codex)")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
+                   help="Codex home (default: $CODEX_HOME, else ~/.codex)", **extra)
+    p.add_argument("--json", action="store_true", help="print one JSON document", **extra)
     return p
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = _common()
-    parser = _Parser(prog="memdeck", parents=[common],
+    common = _common(top=False)
+    parser = _Parser(prog="memdeck", parents=[_common(top=True)],
                      description="See and control Codex's long-term memory.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
@@ -205,13 +211,16 @@ def cmd_config(args: argparse.Namespace) -> int:
 
         raise MemdeckError(f"{v.key} is not set (Codex uses the provider's default model)")
     else:
-        print(toml_literal(v.value))
+        print(toml_literal(v.value) + (f"  # {v.note}" if v.note else ""))
     return EXIT_OK
 
 
 def _setting_json(v: Any) -> dict[str, Any]:
-    return {"key": v.key, "value": v.value, "set": v.is_set, "default": v.default,
-            "allowed": v.allowed, "help": v.help}
+    d = {"key": v.key, "value": v.value, "set": v.is_set, "default": v.default,
+         "allowed": v.allowed, "help": v.help}
+    if v.note:
+        d["reason"] = v.note
+    return d
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -300,3 +300,35 @@ def test_snapshot_keys_and_backups_after_a_reset(demo_engine, make_app,
 
     assert snap_compare(make_app(demo_engine, initial="settings"), terminal_size=SIZE,
                         run_before=to_backups)
+
+
+async def test_switching_the_memory_version_explains_and_asks_first(demo_engine,
+                                                                     make_app) -> None:
+    config = demo_engine.home.config_path
+    before = config.read_text()
+    app = make_app(demo_engine, initial="settings")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        version = row(app, "version")
+        help_text = str(version.query_one(".setting-help").render())
+        assert "Now v1: memories/ exists, no version set" in help_text
+        version.control.focus()
+        await pilot.press("enter", "down", "enter")  # v1 → v2
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        text = " ".join(str(w.render()) for w in dialog.query("Static, Label"))
+        assert "memories_v2/" in text and "memories/ and its raw memories are kept" in text
+        await pilot.press("escape")  # no: nothing written, the row shows v1 again
+        await settle(app, pilot)
+        assert config.read_text() == before
+        assert version.control.value == "v1"
+        version.control.focus()
+        await pilot.press("enter", "down", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert 'version = "v2"' in config.read_text()
+        assert demo_engine.home.memory_version == "v2"
+        assert (demo_engine.home.root / "memories").is_dir()  # the v1 root is kept

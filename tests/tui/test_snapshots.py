@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from llm_server import json_reply
+
 from tests.tui.conftest import SIZE
 from tui.widgets.session_table import SessionTable
 
@@ -66,7 +66,7 @@ def gate() -> Iterator[threading.Event]:
 def test_run_in_progress(demo_engine, make_app, snap_compare, llm_server, gate) -> None:
     demo_engine.config_set("memdeck.base_url", llm_server.url)
     demo_engine.config_set("memdeck.max_retries", "0")
-    llm_server.handler = lambda body: (gate.wait(60), json_reply({
+    llm_server.handler = lambda body: (gate.wait(15), json_reply({  # held past the screenshot
         "rollout_summary": "s", "rollout_slug": "s", "raw_memory": "r"}))[1]
 
     async def run_before(pilot: Any) -> None:

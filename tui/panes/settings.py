@@ -41,9 +41,19 @@ SECRET_KEYS = {"memdeck.api_key"}
 
 RESET_DETAIL = (
     "This clears what Codex's own reset clears: every raw memory and memory job in the "
-    "pipeline database, and all files in memories/ and memories_extensions/ (MEMORY.md, "
-    "memory_summary.md, skills, notes). Sessions and their transcripts are kept.\n\n"
+    "pipeline databases (v1 and v2), and all files in memories/, memories_v2/ and "
+    "memories_extensions/ (MEMORY.md, memory_summary.md, skills, notes); the folders that exist "
+    "stay, empty. Sessions and their transcripts are kept.\n\n"
     "A backup of all of it is taken first; it appears under Backups and can be restored.")
+
+
+def version_detail(current: str, new: str) -> str:
+    roots = {"v1": "memories/", "v2": "memories_v2/"}
+    dbs = {"v1": "memories_1.sqlite", "v2": "memories_v2_1.sqlite"}
+    return (f"From its next session Codex reads {roots.get(new, new)} and keeps its memory jobs "
+            f"in {dbs.get(new, new)}; memdeck shows and consolidates that memory. "
+            f"{roots.get(current, current)} and its raw memories are kept as they are, unused "
+            "until you switch back. This writes [memories] version to config.toml.")
 
 
 def backend_line(name: str) -> str:
@@ -228,7 +238,26 @@ class SettingsPane(Pane):
                 "Remove the API key?", "memdeck will use OPENAI_API_KEY from the environment "
                 "(if set) instead.", yes="Remove", danger=True), answered)
             return
+        if event.key == "version" and event.text is not None:
+            self._ask_version(event)
+            return
         self.save_setting(event.key, event.text)
+
+    def _ask_version(self, event: SettingRow.Edited) -> None:
+        new = (event.text or "").strip('"')
+        current = event.row.current.value if event.row.current else None
+        if new == current:
+            self.save_setting(event.key, event.text)  # pins what Codex already uses
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.save_setting(event.key, event.text)
+            else:
+                event.row.revert()
+
+        self.app.push_screen(ConfirmScreen(f"Switch Codex to memory {new}?", version_detail(
+            str(current), new), yes=f"Use {new}"), answered)
 
     @work(thread=True, group="settings-save", name="saving a setting", exit_on_error=False)
     def save_setting(self, key: str, text: str | None) -> None:
@@ -277,8 +306,8 @@ class SettingsPane(Pane):
     # -- keys -----------------------------------------------------------------------------
     def action_keys(self) -> None:
         table = self.query_one(BindingList)
-        table.focus()
-        self.query_one(VerticalScroll).scroll_to_widget(table, top=True)
+        table.focus(scroll_visible=False)
+        self.query_one(VerticalScroll).scroll_to_widget(table, top=True, animate=False)
 
     @on(BindingList.RowSelected, "#keys-table")
     def _remap(self, event: BindingList.RowSelected) -> None:
@@ -349,8 +378,8 @@ class SettingsPane(Pane):
         table = self.query_one(BackupList)
         target = table if table.display else self.query_one("#backups-empty")
         if table.display:
-            table.focus()
-        self.query_one(VerticalScroll).scroll_to_widget(target, top=True)
+            table.focus(scroll_visible=False)  # one scroll, not two racing ones
+        self.query_one(VerticalScroll).scroll_to_widget(target, top=True, animate=False)
 
     @on(BackupList.RowSelected, "#backup-list")
     def _restore_asked(self) -> None:

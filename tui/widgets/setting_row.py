@@ -115,6 +115,9 @@ class SettingRow(Horizontal):
                 else "not set (OPENAI_API_KEY is used); type a key, Enter"
         elif not control.has_focus or control.value == self.shown_text:
             control.value = stored_text(setting.value) if setting.is_set else ""
+        if setting.note:  # a derived value (the memory version) says why it is what it is
+            self.query_one(".setting-help", Label).update(
+                f"memories/ (v1) or memories_v2/ (v2). Now {setting.value}: {setting.note}")
         source = self.query_one(".setting-source", Label)
         source.update("set" if setting.is_set else "default")
         source.set_class(setting.is_set, "-set")
