@@ -105,6 +105,10 @@ def _accept(engine: Any, pid: str, files: list[str] | None,
     p = get(engine, pid)
     if p.status != "pending":
         raise AcceptRefused(f"proposal {p.id} is {p.status}, not pending")
+    if p.version != home.memory_version:
+        raise AcceptRefused(f"proposal {p.id} is for memory {p.version}, but Codex now uses "
+                            f"{home.memory_version} ({home.version_info.reason}); consolidate "
+                            "again")
     root, new, journal, swap_journal = _paths(home)
     if root.is_symlink():
         raise HomeError(f"{root} is a symlink; Codex and memdeck refuse it")
@@ -151,7 +155,7 @@ def _accept(engine: Any, pid: str, files: list[str] | None,
 
             History(home).snapshot()  # the state being replaced, if not yet recorded
             _build(root, ws, new, None if files is None else sorted(chosen), picked)
-            problems = validate_artifacts(new, home.config.version)
+            problems = validate_artifacts(new, home.memory_version)
             if problems:
                 shutil.rmtree(new)
                 raise AcceptRefused(f"accepting {'these files' if files else 'it'} would "

@@ -107,4 +107,6 @@ def render_raw_memories(selected: list[SelectedMemory]) -> str:
             m.raw_memory.strip(),
             "",
         ]
-    return "\n".join(out)
+    # Codex 0.169 ends the file with one more empty line; without it Codex rewrites the file
+    # and its next workspace diff shows `M raw_memories.md` (codex-format §9a).
+    return "\n".join(out) + "\n"

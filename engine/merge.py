@@ -181,3 +181,138 @@ def merge_summary(text: str, memory_md: str, now: float) -> str:
             out.append(f"- {title}: {kw}")
     out += ["", "### Older Memory Topics", "- none yet", ""]
     return "\n".join(out)
+
+
+# -- memory V2: memory_summary.md is the whole memory (codex-format §4.6 V2) -----------------
+V2_HEADINGS = ("## User Profile", "## User preferences", "## General Tips", "## What's in Memory")
+V2_LIMIT = 10_000  # Codex requires the file to stay under this many bytes
+V2_BUDGET = 9_600  # what the offline merge aims for, leaving room for hand edits
+RECENT_DAYS = 3  # the newest days get their own `#### <date>` blocks
+_SOURCE = re.compile(r"\[(rollout_summaries/[^\]\s]+\.md)\]\s*$")
+_STATED = re.compile(r"^- Stated by the user \(their words\): (.+)$", re.M)
+_QUOTED = re.compile(r"\"([^\"]{4,200})\"")
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {h: [] for h in V2_HEADINGS}
+    current = None
+    for line in text.splitlines()[1:]:
+        if line.startswith("## "):
+            current = line.strip() if line.strip() in out else None
+        elif current and line.strip():
+            out[current].append(line)
+    return out
+
+
+def _title(summary: str) -> str:
+    """The one sentence an index entry gives a rollout summary: its `# title`, else its first
+    line of text."""
+    for line in summary.splitlines():
+        s = line.strip().lstrip("#").strip()
+        if s:
+            s = " ".join(s.split()).rstrip(".")
+            return s if len(s) <= 140 else s[:139] + "…"
+    return "a session"
+
+
+def _stated_preferences(m: SelectedMemory) -> list[str]:
+    """The user's own words the offline V2 extractor quoted as how they want to work."""
+    found = []
+    for line in _STATED.findall(m.rollout_summary):
+        found += [q.strip().rstrip(";,") for q in _QUOTED.findall(line)]
+    return list(dict.fromkeys(f for f in found if f))
+
+
+def _entry(m: SelectedMemory) -> str:
+    return (f"- rollout_summaries/{m.file_stem}.md — {_title(m.rollout_summary)}; "
+            f"thread_id={m.thread_id}")
+
+
+def _index(selected: list[SelectedMemory], limit: int) -> list[str]:
+    """`### <project>` / `#### <day>` blocks for the newest days, older sessions under
+    `### Older Memory Topics`; the oldest sessions leave the index until it fits `limit`
+    bytes (their files stay in the folder)."""
+    by_age = sorted(selected, key=lambda m: (-m.source_updated_at, m.thread_id))
+    days = sorted({_day(m.source_updated_at) for m in by_age}, reverse=True)
+    recent = set(days[:RECENT_DAYS])
+
+    def render(k: int) -> list[str]:
+        keep = by_age[:k]
+        return _render_index([m for m in keep if _day(m.source_updated_at) in recent],
+                             [m for m in keep if _day(m.source_updated_at) not in recent],
+                             len(selected) - k)
+
+    def fits(k: int) -> bool:
+        return len("\n".join(render(k)).encode("utf-8")) <= limit
+
+    lo, hi = 0, len(by_age)  # the most sessions that fit, by bisection (size grows with k)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return render(lo)
+
+
+def _day(ts: int) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
+
+
+def _render_index(recent: list[SelectedMemory], older: list[SelectedMemory],
+                  dropped: int) -> list[str]:
+    out: list[str] = []
+    scopes: dict[str, dict[str, list[str]]] = {}
+    for m in recent:
+        scopes.setdefault(m.cwd or "unknown folder", {}).setdefault(
+            _day(m.source_updated_at), []).append(_entry(m))
+    for scope, days in scopes.items():
+        out.append(f"### {scope}")
+        for day, entries in days.items():
+            out += [f"#### {day}", *entries]
+        out.append("")
+    out.append("### Older Memory Topics")
+    out += [_entry(m) for m in older] or ["- none yet"]
+    if dropped:
+        out.append(f"- {dropped} older sessions are in rollout_summaries/ but not listed here")
+    return out
+
+
+def merge_summary_v2(text: str, selected: list[SelectedMemory]) -> str:
+    """The V2 memory_summary.md: the first three sections kept as written (a person's edits
+    stand), preferences quoted from newly consolidated sessions added with their source, a
+    preference whose source is gone dropped (forgetting), and a fresh index of every selected
+    rollout summary, cut to stay under Codex's 10,000-byte limit."""
+    kept = _sections(text)
+    present = {f"rollout_summaries/{m.file_stem}.md" for m in selected}
+    indexed = set(re.findall(r"rollout_summaries/[^\s;]+\.md", "\n".join(kept[V2_HEADINGS[3]])))
+    prefs: list[str] = []
+    for line in kept[V2_HEADINGS[1]]:
+        src = _SOURCE.search(line)
+        if src and src.group(1) not in present:
+            continue  # supported only by a session memory no longer holds
+        prefs.append(line)
+    added: list[str] = []
+    for m in selected:
+        ref = f"rollout_summaries/{m.file_stem}.md"
+        if ref in indexed:
+            continue  # already taken in: a person may have edited or removed its lines
+        for p in _stated_preferences(m):
+            if not any(p in x for x in prefs + added):
+                added.append(f"- {p} [{ref}]")
+    while True:
+        head = ["v1", ""]
+        for h, lines in zip(V2_HEADINGS[:3], (kept[V2_HEADINGS[0]], prefs + added,
+                                              kept[V2_HEADINGS[2]]), strict=True):
+            head += [h, *_placeholder(lines), ""]
+        head.append(V2_HEADINGS[3])
+        room = V2_BUDGET - len("\n".join(head).encode("utf-8")) - 1
+        if room >= 1_000 or not added:
+            break
+        added.pop()  # new quotes give way to the index
+    return "\n".join(head + _index(selected, max(room, 0))).rstrip() + "\n"
+
+
+def _placeholder(lines: list[str]) -> list[str]:
+    real = [x for x in lines if x.strip() and x.strip().lower() != "- none yet"]
+    return real or ["- none yet"]

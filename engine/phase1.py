@@ -4,6 +4,11 @@ Selection, claims, leases, retries and watermarks follow Codex's rules (see jobs
 session Codex is extracting right now is left alone and nothing is extracted twice. The
 model's output is redacted before it is stored; a failure is recorded with its retry time
 and never reaches memory.
+
+The home's memory version decides the shape (codex-format §3.4, §9a): V1 stores a raw memory
+and a summary and gives "no output" when either is empty; V2 sends the tiered input, stores
+only the summary (`raw_memory = ""`, summary cut to 9,000 bytes) and gives "no output" when
+the summary is empty. The version is read once per run, with the pipeline DB it goes with.
 """
 
 from __future__ import annotations
@@ -17,12 +22,14 @@ from typing import Any, Protocol
 
 from .errors import MemdeckError
 from .jobs import PipelineDB
-from .phase1_input import Phase1Input, build_input
+from .phase1_input import Phase1Input, build_input, truncate_bytes
+from .phase1_tiered import build_input_v2
 from .redact import redact
 from .rollout import read_rollout
 from .sessions import Session
 
 CONCURRENCY_LIMIT = 8
+V2_SUMMARY_BYTES = 9_000  # Codex cuts a V2 rollout_summary to this after redaction
 NOT_EXTRACTABLE = ("disabled", "polluted", "not_interactive", "archived", "empty",
                    "unreadable")
 
@@ -60,6 +67,7 @@ class ExtractReport:
     pruned: int
     results: tuple[ExtractResult, ...]
     cancelled: bool = False
+    version: str = "v1"  # the memory version extracted for (its DB is `pipeline_db`)
 
     def count(self, outcome: str) -> int:
         return sum(1 for r in self.results if r.outcome == outcome)
@@ -100,6 +108,7 @@ class Phase1Runner:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._dbs: list[PipelineDB] = []
+        self.version = engine.home.memory_version  # one version for the whole run
 
     def _db(self) -> PipelineDB:
         """One pipeline-DB connection per worker thread, closed when the run ends."""
@@ -138,7 +147,8 @@ class Phase1Runner:
             for db in self._dbs:
                 db.close()
         return ExtractReport(self.backend.name, self.backend.model, db_path, pruned,
-                             tuple(refused) + tuple(results), self.cancel.is_set())
+                             tuple(refused) + tuple(results), self.cancel.is_set(),
+                             self.version)
 
     def _one(self, session: Session, total: int) -> ExtractResult:
         result = self._extract(session)
@@ -162,7 +172,8 @@ class Phase1Runner:
         started = time.perf_counter()
         failure: Exception | None = None
         try:
-            out = self.backend.extract(build_input(read_rollout(s.rollout_path)), s)
+            build = build_input_v2 if self.version == "v2" else build_input
+            out = self.backend.extract(build(read_rollout(s.rollout_path)), s)
         except MemdeckError as e:
             error, failure = str(e), e
         except Exception as e:  # noqa: BLE001 - recorded on the job, shown as one line
@@ -175,15 +186,22 @@ class Phase1Runner:
             return ExtractResult(tid, s.rollout_path, "failed", error)
         raw, summary = redact(out.raw_memory), redact(out.rollout_summary)
         slug = redact(out.rollout_slug) if out.rollout_slug else None
-        if raw == "" or summary == "":
+        if self.version == "v2":
+            raw = ""  # V2 keeps no raw memory
+            empty = out.rollout_summary == ""
+            summary = truncate_bytes(summary, V2_SUMMARY_BYTES)[0]
+        else:
+            empty = raw == "" or summary == ""
+        if empty:
             db.stage1_no_output(claim, now())
             return ExtractResult(tid, s.rollout_path, "no_output",
                                  "nothing durable to remember")
         if not db.stage1_succeeded(claim, now(), raw, summary, slug):
             return ExtractResult(tid, s.rollout_path, "skipped",
                                  "lost the lease before finishing")
-        return ExtractResult(tid, s.rollout_path, "extracted",
-                             f"{len(raw)} bytes of raw memory")
+        detail = (f"{len(summary)} bytes of summary" if self.version == "v2"
+                  else f"{len(raw)} bytes of raw memory")
+        return ExtractResult(tid, s.rollout_path, "extracted", detail)
 
     def _log(self, s: Session, started: float, out: Phase1Output | None,
              error: str | None, failure: Exception | None = None) -> None:
@@ -192,9 +210,9 @@ class Phase1Runner:
         from .llm.calllog import log_call, prompt_hash
 
         try:
+            name = "stage_one_system_v2" if self.version == "v2" else "stage_one_system"
             log_call(self.engine.store.conn(), backend=self.backend.name, purpose="phase1",
-                     prompt_name="stage_one_system",
-                     prompt_hash=prompt_hash(prompts.load("stage_one_system")),
+                     prompt_name=name, prompt_hash=prompt_hash(prompts.load(name)),
                      model=out.model if out else self.backend.model, thread_id=s.id,
                      input_tokens=out.input_tokens if out else
                      getattr(failure, "input_tokens", 0),

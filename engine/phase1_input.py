@@ -29,8 +29,10 @@ DEFAULT_ROLLOUT_TOKEN_LIMIT = 150_000
 @dataclass(frozen=True)
 class Phase1Input:
     items: list[dict[str, Any]]  # the kept items (payloads), fragments stripped
-    text: str  # serialised, redacted, truncated
-    truncated_tokens: int
+    text: str  # serialised, redacted, truncated (v2: the tiered rows, see phase1_tiered.py)
+    truncated_tokens: int  # v2: 0 (rows are left out whole: see `omitted_items`)
+    version: str = "v1"
+    omitted_items: int = 0  # v2: rows left out to fit the budget
 
 
 def kept_items(rollout: Rollout) -> list[dict[str, Any]]:
@@ -73,8 +75,12 @@ def _keep_response_item(p: dict[str, Any]) -> dict[str, Any] | None:
 def truncate_middle(text: str, max_tokens: int) -> tuple[str, int]:
     """Keep the head and tail halves of a byte budget of 4 bytes a token, on character
     boundaries, with Codex's marker in between. Returns (text, tokens removed)."""
+    return truncate_bytes(text, max(1, max_tokens) * 4)
+
+
+def truncate_bytes(text: str, budget: int) -> tuple[str, int]:
+    """`truncate_middle` for a budget in bytes."""
     data = text.encode("utf-8")
-    budget = max(1, max_tokens) * 4
     if len(data) <= budget:
         return text, 0
     half = budget // 2

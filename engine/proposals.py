@@ -22,7 +22,7 @@ from typing import Any
 
 from .errors import HomeError, MemdeckError, NotFound
 from .jobs import PipelineDB
-from .merge import merge_memory, merge_summary
+from .merge import merge_memory, merge_summary, merge_summary_v2
 from .redact import find_secrets
 from .workspace import (
     DIFF_FILE,
@@ -51,6 +51,7 @@ class Proposal:
     secrets: list[dict[str, Any]]
     problems: list[str]
     reason: str | None = None
+    version: str = "v1"  # the memory root it was made for: memories/ (v1) or memories_v2/ (v2)
 
     def to_json(self) -> dict[str, Any]:
         from .clock import iso_utc
@@ -58,7 +59,7 @@ class Proposal:
         return {"id": self.id, "status": self.status, "created_at": iso_utc(self.created_at),
                 "backend": self.backend, "model": self.model, "threads": self.threads,
                 "files": self.files, "secrets": self.secrets, "problems": self.problems,
-                "reason": self.reason}
+                "reason": self.reason, "version": self.version}
 
 
 def _files(root: Path) -> dict[str, Path]:
@@ -128,6 +129,7 @@ def consolidate(engine: Any, backend: str = "offline") -> Proposal | None:
     if backend not in ("offline", "openai"):
         raise MemdeckError(f"unknown backend {backend!r}; use offline or openai")
     home, cfg = engine.home, engine.home.config
+    version = home.memory_version  # once: the root, the inputs and the checks agree
     root = home.memory_root
     if root.is_symlink():
         raise HomeError(f"{root} is a symlink; Codex and memdeck refuse it")
@@ -147,11 +149,12 @@ def consolidate(engine: Any, backend: str = "offline") -> Proposal | None:
                 copy_root(root, ws)
             else:
                 ws.mkdir()
-            sync_inputs(ws, selected, cfg.version)
+            sync_inputs(ws, selected, version)
             prune_extension_resources(ws, now)
             (ws / DIFF_FILE).write_text(render_diff_file(workspace_diff(ws)), encoding="utf-8")
             try:
-                model, usage, phash = _consolidate(engine, backend, ws, selected, now)
+                model, usage, phash = _consolidate(engine, backend, ws, selected, now,
+                                                   version)
             except BaseException:
                 shutil.rmtree(pdir, ignore_errors=True)  # nothing half-made is kept
                 raise
@@ -165,23 +168,29 @@ def consolidate(engine: Any, backend: str = "offline") -> Proposal | None:
     diff = unified_diff(root, ws, files)
     (pdir / "proposal.diff").write_text(diff, encoding="utf-8")
     p = Proposal(pid, now, "pending", backend, model, [m.thread_id for m in selected],
-                 files, base, _added_secrets(diff), validate_artifacts(ws, cfg.version))
+                 files, base, _added_secrets(diff), validate_artifacts(ws, version),
+                 version=version)
     with engine.store.transaction() as c:
         c.execute("INSERT INTO proposals (id, created_at, status, backend, model, threads, "
                   "files, base_state, secrets, problems, input_tokens, output_tokens, "
-                  "prompt_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                  "prompt_hash, version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                   (p.id, p.created_at, p.status, p.backend, p.model, json.dumps(p.threads),
                    json.dumps(p.files), p.base_state, json.dumps(p.secrets),
-                   json.dumps(p.problems), usage[0], usage[1], phash))
+                   json.dumps(p.problems), usage[0], usage[1], phash, p.version))
     return p
 
 
 def _consolidate(engine: Any, backend: str, ws: Path, selected: list[Any],
-                 now: float) -> tuple[str, tuple[int, int], str | None]:
-    """Run the consolidation in the workspace: (model, (input, output tokens), prompt hash)."""
+                 now: float, version: str = "v1") -> tuple[str, tuple[int, int], str | None]:
+    """Run the consolidation in the workspace: (model, (input, output tokens), prompt hash).
+    V2 produces only memory_summary.md (codex-format §4.6)."""
     if backend == "offline":
         from .llm.offline import MODEL_NAME
 
+        if version == "v2":
+            (ws / "memory_summary.md").write_text(
+                merge_summary_v2(_read(ws / "memory_summary.md"), selected), encoding="utf-8")
+            return MODEL_NAME, (0, 0), None
         present = {p.stem for p in (ws / "rollout_summaries").glob("*.md")}
         memory = merge_memory(_read(ws / "MEMORY.md"), selected, present)
         (ws / "MEMORY.md").write_text(memory, encoding="utf-8")
@@ -197,8 +206,9 @@ def _consolidate(engine: Any, backend: str, ws: Path, selected: list[Any],
 
     cfg = resolve_backend_config(engine._settings_file("memdeck").read(), engine.home.config)
     ext = (ws / "extensions").is_dir()
+    name = "consolidation_v2" if version == "v2" else "consolidation"
     prompt = prompts.render(
-        "consolidation", memory_root=str(ws), phase2_workspace_diff_file=DIFF_FILE,
+        name, memory_root=str(ws), phase2_workspace_diff_file=DIFF_FILE,
         extensions_block=("\nRead every `extensions/<name>/instructions.md` before you start, "
                           "and remove memories that come only from deleted extension "
                           "resources.\n") if ext else "")
@@ -211,7 +221,7 @@ def _consolidate(engine: Any, backend: str, ws: Path, selected: list[Any],
         raise
     finally:
         log_call(engine.store.conn(), backend="openai", purpose="phase2",
-                 prompt_name="consolidation", prompt_hash=prompt_hash(prompt), model=cfg.
+                 prompt_name=name, prompt_hash=prompt_hash(prompt), model=cfg.
                  consolidation_model, thread_id=None,
                  input_tokens=run.input_tokens if run else 0,
                  output_tokens=run.output_tokens if run else 0,
@@ -227,7 +237,8 @@ def _read(p: Path) -> str:
 def _row(r: Any) -> Proposal:
     return Proposal(r["id"], r["created_at"], r["status"], r["backend"], r["model"],
                     json.loads(r["threads"]), json.loads(r["files"]), r["base_state"],
-                    json.loads(r["secrets"]), json.loads(r["problems"]), r["reason"])
+                    json.loads(r["secrets"]), json.loads(r["problems"]), r["reason"],
+                    r["version"] or "v1")
 
 
 def list_proposals(engine: Any) -> list[Proposal]:

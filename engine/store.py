@@ -100,11 +100,18 @@ def _m4_proposals(db: Any) -> None:
     )
 
 
+def _m5_proposal_version(db: Any) -> None:
+    # proposals made before memdeck knew of v2 were all made for memories/
+    db["proposals"].add_column("version", str)
+    db.execute("UPDATE proposals SET version = 'v1'")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Any], None]]] = [
     (1, "session index", _m1_sessions),
     (2, "model call log", _m2_model_calls),
     (3, "git branch of each session", _m3_git_branch),
     (4, "consolidation proposals", _m4_proposals),
+    (5, "the memory version a proposal is for", _m5_proposal_version),
 ]
 LATEST = MIGRATIONS[-1][0]
 

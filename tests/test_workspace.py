@@ -128,3 +128,33 @@ def test_extension_resources_are_pruned_by_age(tmp_path: Path) -> None:
     assert prune_extension_resources(tmp_path, now) == [old]
     assert new.exists() and other.exists() and (notes / "2026-01-01T00-00-00-keep.md").exists()
     assert os.path.exists(ext / "instructions.md")
+
+
+def test_raw_memories_are_byte_identical_to_codex(tmp_path: Path) -> None:
+    """The bytes Codex 0.169 wrote for two stage-1 rows (recorded from its own phase 2,
+    /work/notes/codex-facts.md): the file ends with one empty line after the last memory;
+    without it Codex rewrites the file and its next diff shows `M raw_memories.md`."""
+    from engine.memory_files import SelectedMemory
+
+    rows = [SelectedMemory("01a23130-5bfc-7f67-aecc-1c0d25836e04", 1796245581,
+                           "---\ndescription: thing 1\n---\n\n### Task 1\n- fact 1\n\n",
+                           "# Summary 1\nbody", None, "/h/s/r1.jsonl", "/home/dev/src/widget",
+                           "main"),
+            SelectedMemory("01a23054-a1fc-7969-acf0-6947af085e83", 1796245581,
+                           "---\ndescription: thing 2\n---\n\n### Task 1\n- fact 2\n\n",
+                           "# Summary 2\nbody", "Slug Two", "/h/s/r2.jsonl",
+                           "/home/dev/src/widget", "main")]
+    sync_inputs(tmp_path, rows, "v1")
+    assert (tmp_path / "raw_memories.md").read_text() == (
+        "# Raw Memories\n\nMerged stage-1 raw memories (stable ascending thread-id order):\n\n"
+        "## Thread `01a23054-a1fc-7969-acf0-6947af085e83`\nupdated_at: 2026-12-02T21:06:21+00:00\n"
+        "cwd: /home/dev/src/widget\nrollout_path: /h/s/r2.jsonl\n"
+        "rollout_summary_file: 2026-12-01T06-39-42-JvJF-slug_two.md\n\n"
+        "---\ndescription: thing 2\n---\n\n### Task 1\n- fact 2\n\n"
+        "## Thread `01a23130-5bfc-7f67-aecc-1c0d25836e04`\nupdated_at: 2026-12-02T21:06:21+00:00\n"
+        "cwd: /home/dev/src/widget\nrollout_path: /h/s/r1.jsonl\n"
+        "rollout_summary_file: 2026-12-01T10-39-42-ALZ2.md\n\n"
+        "---\ndescription: thing 1\n---\n\n### Task 1\n- fact 1\n\n")
+    sync_inputs(tmp_path / "v2", rows, "v2")  # V2 keeps no raw memories file
+    assert not (tmp_path / "v2" / "raw_memories.md").exists()
+    assert len(list((tmp_path / "v2" / "rollout_summaries").glob("*.md"))) == 2

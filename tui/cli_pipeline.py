@@ -72,7 +72,7 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         print(f"memdeck: warning: {w}", file=sys.stderr)
     if args.json:
         print_json({
-            "backend": report.backend, "model": report.model,
+            "backend": report.backend, "model": report.model, "version": report.version,
             "pipeline_db": report.pipeline_db, "pruned": report.pruned,
             "cancelled": report.cancelled,
             "results": [{"thread_id": r.thread_id, "rollout_path": r.rollout_path,
@@ -80,7 +80,7 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         })
     else:
         print(f"backend: {BACKEND_LABEL.get(report.backend, report.backend)}, model "
-              f"{report.model} · pipeline DB {report.pipeline_db}")
+              f"{report.model} · memory {report.version} · pipeline DB {report.pipeline_db}")
         for r in report.results:
             print(f"{r.outcome:10} {r.thread_id[:8]:8}  {r.detail}")
         counts = ", ".join(f"{report.count(k)} {k.replace('_', ' ')}" for k in
@@ -112,10 +112,14 @@ def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     if not rows:
         print("no raw memories yet (run `memdeck extract`)")
         return 0
+    print(f"memory {engine.home.memory_version} · {engine.home.pipeline_db}", file=sys.stderr)
     for m in rows:
         sel = "in memory" if m.selected_for_phase2 else "pending consolidation"
         first = next((ln for ln in m.raw_memory.splitlines()
                       if ln.startswith("description:")), "").removeprefix("description: ")
+        if not m.raw_memory.strip():  # v2 keeps only the summary: show its first line
+            first = next((ln.lstrip("# ").strip() for ln in m.rollout_summary.splitlines()
+                          if ln.strip()), "")
         print(f"{m.thread_id[:8]}  {iso_utc(m.generated_at)}  cited {m.usage_count or 0}×  "
               f"{sel:21}  {m.rollout_slug or '-'}  {first[:60]}")
     return 0
@@ -131,7 +135,8 @@ def cmd_citations(args: argparse.Namespace, engine: Any, print_json: Any) -> int
         return 0
     print(f"{len(report.events)} citing message(s); memory lines by use:")
     for u in sorted(report.lines, key=lambda u: (-u.count, u.path, u.line_start)):
-        print(f"  {u.count:>3}×  {u.path}:{u.line_start}-{u.line_end}  last {iso_utc(u.last_cited)}")
+        print(f"  {u.count:>3}×  {u.path}:{u.line_start}-{u.line_end}  "
+              f"last {iso_utc(u.last_cited)}")
     if report.threads:
         print("raw memories (threads) cited:")
         for tid, n in sorted(report.threads.items(), key=lambda kv: -kv[1]):
@@ -161,8 +166,9 @@ def cmd_reset(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
             from engine.errors import MemdeckError
 
             raise MemdeckError("reset needs confirmation: run it on a terminal or pass --yes")
-        print(f"This deletes every memory in {engine.home.root} (memories/, its history "
-              "in .git, raw memories and jobs). A backup is taken first.", file=sys.stderr)
+        print(f"This deletes every memory in {engine.home.root} (memories/, memories_v2/, "
+              "their .git baselines, raw memories and jobs). A backup is taken first.",
+              file=sys.stderr)
         answer = input("Type 'reset' to confirm: ").strip()
         if answer != "reset":
             print("memdeck: not reset", file=sys.stderr)

@@ -182,5 +182,10 @@ class OfflinePhase1:
     def extract(self, inp: Any, session: Any) -> Any:
         from ..phase1 import Phase1Output
 
+        if getattr(inp, "version", "v1") == "v2":  # V2: a summary only (offline_v2.py)
+            from .offline_v2 import extract_v2
+
+            summary, slug = extract_v2(inp.items, session.cwd, session.git_branch)
+            return Phase1Output("", summary, slug, MODEL_NAME)
         r = extract(inp.items, session.cwd, session.git_branch)
         return Phase1Output(r.raw_memory, r.rollout_summary, r.rollout_slug, MODEL_NAME)

@@ -54,9 +54,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the openai client's own default
-# Codex's provider defaults at the newest source snapshot (codex-format §3.3, §4.5, §6.2).
-DEFAULT_EXTRACT_MODEL = "gpt-5.6-luna"
-DEFAULT_CONSOLIDATION_MODEL = "gpt-5.6-terra"
+# The models Codex 0.169 asks for when `[memories]` names none (codex-format §9a, measured).
+DEFAULT_EXTRACT_MODEL = "gpt-6-luna"
+DEFAULT_CONSOLIDATION_MODEL = "gpt-6.1-terra"
 # An endpoint without auth (a local llama.cpp / vLLM / Ollama) still needs some bearer value.
 NO_KEY = "no-key"
 MAX_BODY_BYTES = 4 * 1024 * 1024  # whole HTTP body; JSON escaping can inflate content ~6x
@@ -148,14 +148,17 @@ def build_client(cfg: BackendConfig) -> openai.OpenAI:
     )
 
 
-def extract_json(client: openai.OpenAI, cfg: BackendConfig, *, system: str, user: str,
-                 schema: dict[str, Any], schema_name: str,
+def extract_json(client: openai.OpenAI, cfg: BackendConfig, *, system: str,
+                 user: str | list[str], schema: dict[str, Any], schema_name: str,
                  parse: Callable[[str], dict[str, Any]] = parse_stage_one_output,
                  reasoning_effort: str | None = None) -> ModelReply:
-    """One strict JSON-schema completion with `cfg.extract_model`, checked by `parse`."""
+    """One strict JSON-schema completion with `cfg.extract_model`, checked by `parse`.
+    `user` is one message, or several in order (V2 phase 1 sends its input in pieces)."""
+    users = [user] if isinstance(user, str) else list(user)
     body: dict[str, Any] = {
         "model": cfg.extract_model,
-        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        "messages": [{"role": "system", "content": system},
+                     *({"role": "user", "content": u} for u in users)],
         "response_format": {"type": "json_schema", "json_schema": {
             "name": schema_name, "schema": schema, "strict": True}},
     }

@@ -25,6 +25,13 @@ STAGE_ONE_OUTPUT_SCHEMA: dict[str, Any] = {
     "required": ["rollout_summary", "rollout_slug", "raw_memory"],
     "additionalProperties": False,
 }
+# codex-format §3.4 / §9a: the V2 schema has no raw_memory and a slug that is always a string.
+STAGE_ONE_OUTPUT_SCHEMA_V2: dict[str, Any] = {
+    "type": "object",
+    "properties": {"rollout_summary": {"type": "string"}, "rollout_slug": {"type": "string"}},
+    "required": ["rollout_summary", "rollout_slug"],
+    "additionalProperties": False,
+}
 
 
 class ModelCallError(MemdeckError):
@@ -128,22 +135,33 @@ _STAGE_ONE_KEYS = ("rollout_summary", "rollout_slug", "raw_memory")
 def parse_stage_one_output(text: str) -> dict[str, Any]:
     """Codex's V1 phase-1 contract (§3.5): exactly rollout_summary (str), rollout_slug
     (str | null | missing) and raw_memory (str); anything else raises ModelOutputError."""
+    return _parse_stage_one(text, _STAGE_ONE_KEYS, ("rollout_summary", "raw_memory"), True)
+
+
+def parse_stage_one_output_v2(text: str) -> dict[str, Any]:
+    """The V2 contract (§3.4): exactly rollout_summary and rollout_slug, both strings."""
+    return _parse_stage_one(text, ("rollout_summary", "rollout_slug"),
+                            ("rollout_summary", "rollout_slug"), False)
+
+
+def _parse_stage_one(text: str, keys: tuple[str, ...], required: tuple[str, ...],
+                     null_slug: bool) -> dict[str, Any]:
     try:
         obj = _strict_loads(text)
     except (ValueError, RecursionError) as e:
         raise ModelOutputError(f"output is not valid JSON ({one_line(str(e), 80)})") from None
     if not isinstance(obj, dict):
         raise ModelOutputError(f"output is {_json_kind(obj)}, not an object")
-    unknown = [k for k in obj if k not in _STAGE_ONE_KEYS]
+    unknown = [k for k in obj if k not in keys]
     if unknown:
         raise ModelOutputError(f"unknown key {unknown[0]!r} (allowed: "
-                               + ", ".join(_STAGE_ONE_KEYS) + ")")
-    for key in ("rollout_summary", "raw_memory"):
+                               + ", ".join(keys) + ")")
+    for key in required:
         if key not in obj:
             raise ModelOutputError(f"missing key {key!r}")
-    for key in _STAGE_ONE_KEYS:
+    for key in keys:
         v = obj.get(key)
-        if key == "rollout_slug" and v is None:
+        if key == "rollout_slug" and v is None and null_slug:
             continue
         if not isinstance(v, str):
             raise ModelOutputError(f"{key} must be a string, got {_json_kind(v)}")
@@ -151,7 +169,7 @@ def parse_stage_one_output(text: str) -> dict[str, Any]:
             v.encode("utf-8")
         except UnicodeEncodeError:
             raise ModelOutputError(f"{key} holds an unpaired surrogate (invalid Unicode)") from None
-    return {k: obj.get(k) for k in _STAGE_ONE_KEYS}
+    return {k: obj.get(k) for k in keys}
 
 
 def parse_tool_calls(raw: list[Any]) -> tuple[ToolCall, ...]:

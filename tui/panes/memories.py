@@ -18,6 +18,17 @@ from ..widgets.raw_memory_view import RawMemoryView, project_of, when
 from .base import Pane
 
 
+def version_line(home: Any) -> str:
+    """Which pipeline these rows belong to: the version Codex uses, and its database."""
+    info = home.version_info
+    db = home.pipeline_db
+    owner = "Codex's" if db == home.codex_pipeline_db else "memdeck's own until Codex makes one"
+    line = f"Memory {home.memory_version} ({info.reason}) · {db.name}, {owner}"
+    if home.memory_version == "v2":
+        line += " · v2 keeps a summary per session; its raw memory is empty by design"
+    return line
+
+
 class MemoriesPane(Pane):
     TITLE = "Raw memories"
     BINDINGS = [
@@ -32,8 +43,9 @@ class MemoriesPane(Pane):
 
     class Loaded(Message):
         def __init__(self, rows: list[Any], projects: dict[str, str],
-                     consolidate_key: str) -> None:
+                     consolidate_key: str, where: str = "") -> None:
             super().__init__()
+            self.where = where
             self.rows = rows
             self.projects = projects
             self.consolidate_key = consolidate_key
@@ -44,6 +56,7 @@ class MemoriesPane(Pane):
         self.projects: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
+        yield Static("", id="memories-where", classes="pane-note")
         yield DataTable(id="memories-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="memories-empty")
         yield RawMemoryView(id="raw-memory-view")
@@ -75,7 +88,8 @@ class MemoriesPane(Pane):
         known = {s.id: s for s in self.engine.sessions(refresh=False) if s.id}
         projects = {r.thread_id: project_of(r, known) for r in rows}
         keymap, _problems = self.engine.keymap()
-        self.post_message(self.Loaded(rows, projects, keymap.get("app.consolidate", "c")))
+        self.post_message(self.Loaded(rows, projects, keymap.get("app.consolidate", "c"),
+                                      version_line(self.engine.home)))
 
     @on(Loaded)
     async def _loaded(self, event: Loaded) -> None:
@@ -83,6 +97,7 @@ class MemoriesPane(Pane):
         keep = self.current.thread_id if self.current is not None else None
         table.loading = False
         self.rows, self.projects = event.rows, event.projects
+        self.query_one("#memories-where", Static).update(event.where)
         table.clear()
         for r in self.rows:
             table.add_row(

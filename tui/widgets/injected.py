@@ -27,6 +27,13 @@ class InjectedScreen(ModalScreen[None]):
             yield Label("What the agent is shown next session", id="question")
             yield Static(Content.styled(s.note, "$text-success" if s.active
                                         else "$text-warning"), id="injected-note")
+            if s.active and s.messages:
+                size = sum(len(m.encode("utf-8")) for m in s.messages)
+                parts = ("one developer message part" if len(s.messages) == 1 else
+                         f"{len(s.messages)} developer message parts of at most 8,900 bytes")
+                yield Static(f"memory {s.version} · with Codex's instructions: {size:,} bytes "
+                             f"in {parts}, about {s.message_tokens:,} tokens",
+                             id="injected-parts", markup=False)
             if s.text:
                 yield TextArea(s.text, language="markdown", theme="css", read_only=True,
                                soft_wrap=True, show_line_numbers=True, id="injected-text")

@@ -28,9 +28,14 @@ def one_line(text: str | None, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+ROOTS = {"v1": "memories/", "v2": "memories_v2/"}
+
+
 def title(p: Any, older_pending: int) -> Content:
+    version = getattr(p, "version", "v1")
     parts: list[Any] = [("Proposal ", "bold"), (p.id, "bold $text-accent"),
-                        f"  ·  {p.status}  ·  created {when(p.created_at)}\nbackend ",
+                        f"  ·  {p.status}  ·  created {when(p.created_at)}  ·  memory "
+                        f"{version} ({ROOTS.get(version, version)})\nbackend ",
                         (backend_label(p.backend), "bold"), f"  ·  model {p.model or '—'}"]
     if older_pending:
         parts.append((f"  ·  {older_pending} older pending", "$text-warning"))
