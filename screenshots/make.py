@@ -39,7 +39,7 @@ async def shoot_app(engine: Engine) -> list[str]:
     from tui.app import MemdeckApp
     from tui.widgets.session_table import SessionTable
 
-    app = MemdeckApp(engine, blink=False, home_label="~/.codex (demo)")
+    app = MemdeckApp(engine, blink=False, home_label="~/.codex (demo) · memory v1")
     saved: list[str] = []
 
     async def save(name: str) -> None:

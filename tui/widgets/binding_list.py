@@ -26,19 +26,28 @@ class BindingInfo:
 
 def _own_classes(app: App[Any]) -> list[type]:
     """The App's class, then each memdeck widget class in DOM order, then the dialogs."""
-    from .confirm import AskScreen, ConfirmScreen, TypedConfirmScreen
-    from .help import HelpScreen
-
     import sys
 
     from textual.dom import DOMNode
+
+    from .confirm import AskScreen, ConfirmScreen, TypedConfirmScreen
+    from .help import HelpScreen
 
     seen: list[type] = [type(app)]
     for node in app.query("*"):
         cls = type(node)
         if cls.__module__.startswith("tui.") and cls not in seen:
             seen.append(cls)
-    # panes not shown yet are not in the DOM (they are built on first view): their classes
+    # panes not shown yet are not in the DOM (they are built on first view): import every
+    # pane and widget module, so the list is the same whatever has been opened so far
+    import importlib
+    import pkgutil
+
+    from .. import panes, widgets
+
+    for pkg in (panes, widgets):
+        for info in pkgutil.iter_modules(pkg.__path__):
+            importlib.import_module(f"{pkg.__name__}.{info.name}")
     for name, module in sorted(sys.modules.items()):
         if not name.startswith("tui.") or module is None:
             continue
