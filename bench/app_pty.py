@@ -84,20 +84,19 @@ def _bare_app(emit, args):  # noqa: ANN001, ANN202 - imports stay inside the chi
 
 
 def _memdeck_app(emit, args):  # noqa: ANN001, ANN202
+    import memdeck.tui.app as tui_app
+    from memdeck.engine import Engine
+    from memdeck.tui.messages import WorkFailed
+    from memdeck.tui.panes.sessions import SessionsPane
+    from memdeck.tui.widgets.session_table import SessionTable
     from textual import on
     from textual.widgets import TabbedContent
 
-    import tui.app
-    from engine import Engine
-    from tui.messages import WorkFailed
-    from tui.panes.sessions import SessionsPane
-    from tui.widgets.session_table import SessionTable
-
     emit("imported")  # Textual, the app and the engine
-    styles = Path(tui.app.__file__).parent
+    styles = Path(tui_app.__file__).parent
 
-    class TimedApp(tui.app.MemdeckApp):
-        CSS_PATH = [str(styles / p) for p in tui.app.MemdeckApp.CSS_PATH]  # not bench/'s
+    class TimedApp(tui_app.MemdeckApp):
+        CSS_PATH = [str(styles / p) for p in tui_app.MemdeckApp.CSS_PATH]  # not bench/'s
         _painted = False
 
         def on_mount(self) -> None:  # Textual calls MemdeckApp.on_mount as well, first

@@ -619,7 +619,7 @@ def memdeck_cmd() -> list[str]:
     exe = Path(sys.executable).parent / "memdeck"
     if exe.exists():
         return [str(exe)]
-    return [sys.executable, "-m", "tui.cli"]
+    return [sys.executable, "-m", "memdeck.tui.cli"]
 
 
 CHILD_ENV: dict[str, str] | None = None  # environment of every Python child (bytecode cache)
@@ -714,7 +714,7 @@ def run_with_memory(cmd: list[str]) -> TreeRun:
 INPROC = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from engine import Engine
+from memdeck.engine import Engine
 t_import = time.perf_counter() - t0
 home, mode, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 out = {"import_s": t_import, "runs": []}
@@ -743,7 +743,7 @@ print(json.dumps(out))
 
 IMPORTS = r"""
 import json, os, sys
-from tui.cli import main
+from memdeck.tui.cli import main
 real = sys.stdout
 sys.stdout = open(os.devnull, "w")
 rc = main(["sessions", "--json", "--home", sys.argv[1]])
@@ -753,8 +753,8 @@ print(json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
 
 PROFILE = r"""
 import cProfile, io, json, pstats, shutil, sys, time
-from engine import Engine
-from engine.index import SessionIndex
+from memdeck.engine import Engine
+from memdeck.engine.index.session_index import SessionIndex
 home, out = sys.argv[1], sys.argv[2]
 
 def top(pr, key, n):
@@ -947,7 +947,8 @@ def main(argv: list[str] | None = None) -> int:
         CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
         CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir())
                                                / "memdeck-bench-pycache")
-        subprocess.run([venv_python(), "-c", "import engine, engine.index, tui.cli, tui.render, "
+        subprocess.run([venv_python(), "-c", "import memdeck.engine, memdeck.engine.index.session_index, "
+                        "memdeck.tui.cli, memdeck.tui.render, "
                         "concurrent.futures, multiprocessing, sqlite_utils"],
                        cwd=ROOT, env=CHILD_ENV, check=False, capture_output=True)
     bytecode = ("no cache (inherited environment)" if args.no_bytecode_cache else
@@ -1159,7 +1160,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  total top-level import time: {imp['total_import_ms']:.0f} ms, "
           f"{imp['n_modules']} modules in sys.modules")
     print("  (engine.errors stands for the whole engine package: tui.cli's first "
-          "`from engine.errors import …` runs engine/__init__.py)")
+          "`from memdeck.engine.errors import …` runs engine/__init__.py)")
     print("top 10 import costs by self time (any depth):")
     for self_us, cum, depth, name in imp["top_self"]:
         print(f"  {self_us / 1000:8.1f} ms  (cumulative {cum / 1000:6.1f} ms)  "

@@ -31,9 +31,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from llm_server import LLMServer, json_reply  # noqa: E402
-
-from engine import Engine  # noqa: E402
-from engine.codex_schema import create_memories_db  # noqa: E402
+from memdeck.engine import Engine  # noqa: E402
+from memdeck.engine.codex.schema import create_memories_db  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "rollouts" / "cli-preferences.jsonl"
 OLD_ID = "01a23054-a1fc-7969-acf0-6947af085e83"

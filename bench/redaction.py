@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.redact import MARKER, codex_redact, find_secrets, redact  # noqa: E402
+from memdeck.engine.redact import MARKER, codex_redact, find_secrets, redact  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("redaction_corpus",
                                                ROOT / "tests" / "data" / "redaction" / "corpus.py")
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         f.write(mix.encode())
     t = time.perf_counter()
     with open(f.name, "rb") as stdin:
-        r = subprocess.run([sys.executable, "-m", "tui.cli", "redact"], stdin=stdin,
+        r = subprocess.run([sys.executable, "-m", "memdeck.tui.cli", "redact"], stdin=stdin,
                            stdout=subprocess.DEVNULL, cwd=ROOT, check=False)
     cli = mb / (time.perf_counter() - t) if r.returncode == 0 else float("nan")
     Path(f.name).unlink()

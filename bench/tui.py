@@ -43,7 +43,7 @@ TARGET_PAINT_S, TARGET_RATIO, TARGET_SWITCH_S, TARGET_RSS_MB = 1.5, 2.0, 0.100, 
 ENGINE_CALLS = """
 import sys, time
 t = time.perf_counter()
-from engine import Engine
+from memdeck.engine import Engine
 a = time.perf_counter(); e = Engine.open(sys.argv[1]); b = time.perf_counter()
 q = e.sessions(refresh=False); c = time.perf_counter(); s = e.sessions(); d = time.perf_counter()
 print(f"import engine {a - t:.3f} s, Engine.open {b - a:.3f} s, sessions(refresh=False) "

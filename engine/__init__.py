@@ -12,12 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from .clock import Clock, SystemClock
-from .errors import ConfigError, HomeError, MemdeckError, NotFound
-from .home import CodexHome
-from .index import RefreshStats, SessionIndex
-from .pipeline_db import read_snapshot
-from .sessions import Session, build_sessions, find_session
-from .settings import (
+from .codex.home import CodexHome
+from .codex.pipeline_snapshot import read_snapshot
+from .codex.settings import (
     SettingsFile,
     SettingValue,
     all_keys,
@@ -25,7 +22,10 @@ from .settings import (
     parse_value,
     resolve_key,
 )
-from .state_db import read_threads
+from .codex.state_db import read_threads
+from .errors import ConfigError, HomeError, MemdeckError, NotFound
+from .index.session_index import RefreshStats, SessionIndex
+from .index.sessions import Session, build_sessions, find_session
 from .store import Store
 
 __all__ = [
@@ -107,7 +107,7 @@ class Engine:
 
     def _newer_codex_warning(self) -> list[str]:
         """One line when the home comes from a Codex newer than memdeck knows."""
-        from .home import TESTED_CODEX, newer_than_tested
+        from .codex.home import TESTED_CODEX, newer_than_tested
 
         version = self.home.version_info
         newer = newer_than_tested(self.index.codex_versions())
@@ -119,8 +119,8 @@ class Engine:
         return [f"{who}: read with what memdeck knows, unknown lines and fields kept{what}"]
 
     def session(self, key: str) -> SessionDetail:
-        from .rollout import read_rollout
-        from .transcript import transcript
+        from .codex.rollout import read_rollout
+        from .codex.transcript import transcript
 
         s = find_session(self.sessions(), key)
         rollout = read_rollout(s.rollout_path)
@@ -131,12 +131,12 @@ class Engine:
     # -- phase 1 ----------------------------------------------------------------------
     def phase1_backend(self, name: str | None = None) -> Any:
         """The backend to extract with: `offline`, `openai`, or memdeck's setting (auto)."""
-        from .llm.offline import OfflinePhase1
+        from .backends.offline_phase1 import OfflinePhase1
 
         if self.backend_name(name) == "offline":
             return OfflinePhase1()
-        from .llm.openai_backend import resolve_backend_config
-        from .llm.openai_phase1 import OpenAIPhase1
+        from .backends.openai_client import resolve_backend_config
+        from .backends.openai_phase1 import OpenAIPhase1
 
         return OpenAIPhase1(resolve_backend_config(self._settings_file("memdeck").read(),
                                                    self.home.config))
@@ -144,7 +144,7 @@ class Engine:
     def backend_name(self, name: str | None = None) -> str:
         """`offline` or `openai`: the one given, else memdeck.backend (auto: openai when an
         endpoint or a key is configured)."""
-        from .llm.openai_backend import choose_backend, resolve_backend_config
+        from .backends.openai_client import choose_backend, resolve_backend_config
 
         cfg = resolve_backend_config(self._settings_file("memdeck").read(), self.home.config)
         return choose_backend(name or self.config_get("memdeck.backend").value, cfg)
@@ -152,7 +152,7 @@ class Engine:
     def extract(self, ids: list[str] | None = None, backend: str | None = None,
                 limit: int | None = None, progress: Any = None, cancel: Any = None) -> Any:
         """Run phase 1 for eligible sessions, or for the named ones (time rules waived)."""
-        from .phase1 import Phase1Runner, select
+        from .phase1.runner import Phase1Runner, select
 
         self.home.require_writable_version()
         chosen, refused = select(self.sessions(), ids, find_session)
@@ -165,15 +165,15 @@ class Engine:
     def forget(self, key: str) -> Any:
         """Forget a session as Codex does: memory mode disabled, its raw memory deleted,
         phase 2 enqueued when that memory was in use."""
-        from .forget import forget
+        from .phase1.forget import forget
 
         self.home.require_writable_version()
         return forget(self.home, find_session(self.sessions(), key), self.clock.now())
 
     def reset(self) -> Any:
         """Back up, then clear what Codex's reset clears. Returns the backup."""
-        from .backup import reset
-        from .history import History
+        from .memory_folder.backup import reset
+        from .memory_folder.history import History
 
         self._recover()
         history = History(self.home)
@@ -183,14 +183,14 @@ class Engine:
         return backup
 
     def backups(self) -> list[Any]:
-        from .backup import list_backups
+        from .memory_folder.backup import list_backups
 
         return list_backups(self.home)
 
     def restore_backup(self, backup_id: str) -> Any:
         """Restore a backup byte for byte; returns the backup taken of the state replaced."""
-        from .backup import restore_backup
-        from .history import History
+        from .memory_folder.backup import restore_backup
+        from .memory_folder.history import History
 
         self._recover()
         history = History(self.home)
@@ -202,14 +202,14 @@ class Engine:
     # -- phase 2: proposals ------------------------------------------------------------
     def _recover(self) -> None:
         """An accept a crash interrupted is finished or undone before the root is touched."""
-        from .accept import recover
+        from .memory_folder.accept import recover
 
         recover(self)
 
     def consolidate(self, backend: str | None = None) -> Any:
         """Phase 2 into a pending proposal (None when memory is already up to date)."""
-        from .history import History
-        from .proposals import consolidate
+        from .memory_folder.history import History
+        from .phase2.proposals import consolidate
 
         self.home.require_writable_version()
         self._recover()
@@ -217,40 +217,40 @@ class Engine:
         p = consolidate(self, self.backend_name(backend))
         if (p is not None and self.config_get("memdeck.auto_accept").value
                 and not p.secrets and not p.problems):
-            from .accept import accept
+            from .memory_folder.accept import accept
 
             p = accept(self, p.id)  # the user chose to skip review; the gates still apply
         return p
 
     def proposals(self) -> list[Any]:
-        from .proposals import list_proposals
+        from .phase2.proposals import list_proposals
 
         return list_proposals(self)
 
     def proposal_diff(self, pid: str) -> str:
-        from .proposals import diff_text
+        from .phase2.proposals import diff_text
 
         return diff_text(self, pid)
 
     def accept(self, pid: str, files: list[str] | None = None,
                hunks: dict[str, list[int]] | None = None) -> Any:
         """Apply a proposal (all of it, chosen files, or chosen hunks) to the memory root."""
-        from .accept import accept
+        from .memory_folder.accept import accept
 
         self.home.require_writable_version()
         return accept(self, pid, files, hunks)
 
     def proposal_hunks(self, pid: str) -> list[Any]:
         """A pending proposal's changes as numbered hunks (for accepting some of them)."""
-        from .hunks import proposal_hunks
-        from .proposals import get
+        from .phase2.hunks import proposal_hunks
+        from .phase2.proposals import get
 
         p = get(self, pid)
         return proposal_hunks(self.home.memory_root,
                               self.home.proposals_dir / p.id / "workspace", p.files)
 
     def reject(self, pid: str, reason: str | None = None) -> Any:
-        from .proposals import reject
+        from .phase2.proposals import reject
 
         return reject(self, pid, reason)
 
@@ -258,21 +258,21 @@ class Engine:
     def history(self) -> list[Any]:
         """Commits of memdeck's history repository, newest first (the root's current state
         is recorded first if the history does not hold it yet)."""
-        from .history import History
+        from .memory_folder.history import History
 
         h = History(self.home)
         h.snapshot()
         return h.entries()
 
     def history_show(self, commit: str) -> tuple[Any, str]:
-        from .history import History
+        from .memory_folder.history import History
 
         return History(self.home).show(commit)
 
     def restore(self, commit: str) -> str:
         """Make the memory root what it was at `commit`, as a new commit; nothing is lost."""
-        from .history import History
-        from .jobs import PipelineDB
+        from .codex.pipeline_db import PipelineDB
+        from .memory_folder.history import History
 
         self.home.require_writable_version()
         self._recover()
@@ -285,7 +285,7 @@ class Engine:
 
     def citations(self) -> Any:
         """Every citation of memory lines in the sessions, and the usage they add up to."""
-        from .citation_usage import citation_report
+        from .read_path.citation_usage import citation_report
 
         return citation_report(self.sessions())
 
@@ -335,46 +335,46 @@ class Engine:
 
     def keymap(self) -> tuple[dict[str, str], list[str]]:
         """The user's key remapping (binding id → keys) and a line per unusable entry."""
-        from .keymap import read_keymap
+        from .codex.keymap import read_keymap
 
         return read_keymap(self.home.memdeck_config_path)
 
     def keymap_set(self, binding_id: str, keys: str | None) -> None:
-        from .keymap import set_key
+        from .codex.keymap import set_key
 
         set_key(self.home.memdeck_config_path, binding_id, keys)
 
     # -- memory files -----------------------------------------------------------------
     def memory_files(self) -> list[Any]:
         """The memory root's files (summary and MEMORY.md first); empty when it is missing."""
-        from .memory_edit import list_files
+        from .memory_folder.edits import list_files
 
         return list_files(self.home)
 
     def memory_read(self, path: str) -> Any:
         """A memory file's text and the version token a later save names."""
-        from .memory_edit import read_file
+        from .memory_folder.edits import read_file
 
         return read_file(self.home, path)
 
     def memory_save(self, path: str, text: str, base_version: str | None) -> Any:
         """Save a user's edit made from `base_version` (None: a new file). Raises
         `memory_edit.MemoryConflict` (nothing written) if the file changed on disk since."""
-        from .memory_edit import save_file
+        from .memory_folder.edits import save_file
 
         self._recover()
         return save_file(self.home, path, text, base_version, self.clock.now())
 
     def memory_note(self, text: str, kind: str = "remember") -> Any:
         """Add an ad-hoc note asking the next consolidation to remember or forget `text`."""
-        from .memory_edit import add_note
+        from .memory_folder.edits import add_note
 
         self._recover()
         return add_note(self.home, text, kind, self.clock.now())
 
     def memory_injected(self) -> Any:
         """memory_summary.md as the agent gets it next session, with its token estimate."""
-        from .injected import injected_summary
+        from .read_path.agent_view import injected_summary
 
         self.home.__dict__.pop("config", None)  # the toggles may have changed since
         return injected_summary(self.home)
@@ -383,6 +383,6 @@ class Engine:
 
 def demo_home(path: str | Path | None = None, clock: Clock | None = None) -> Path:
     """Build (or rebuild) the bundled demo Codex home and return its path."""
-    from .demo import build_demo
+    from .demo.build import build_demo
 
     return build_demo(path, clock or SystemClock())

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .home import ROOT_NAMES
+from .codex.home import ROOT_NAMES
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class Watcher:
     def run(self) -> None:
         import watchfiles
 
-        from .history import History
+        from .memory_folder.history import History
 
         History(self.engine.home).snapshot()  # the state found when the watcher starts
         self._round(set())
@@ -99,7 +99,7 @@ class Watcher:
             root = home.memory_root
             if any((p == str(root) or _under(p, root)) and "/.git" not in p[len(str(root)):]
                    for p in paths):
-                from .history import History
+                from .memory_folder.history import History
 
                 commit = History(home).snapshot()
                 if commit:

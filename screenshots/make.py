@@ -22,8 +22,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from engine import Engine, demo_home  # noqa: E402
-from engine.clock import FixedClock  # noqa: E402
+from memdeck.engine import Engine, demo_home  # noqa: E402
+from memdeck.engine.clock import FixedClock  # noqa: E402
 
 SIZE = (120, 36)
 AT = 1795176000.0  # 2026-11-20 12:00 UTC
@@ -36,8 +36,8 @@ async def settle(pilot: Any) -> None:
 
 
 async def shoot_app(engine: Engine) -> list[str]:
-    from tui.app import MemdeckApp
-    from tui.widgets.session_table import SessionTable
+    from memdeck.tui.app import MemdeckApp
+    from memdeck.tui.widgets.session_table import SessionTable
 
     app = MemdeckApp(engine, blink=False, home_label="~/.codex (demo) · memory v1")
     saved: list[str] = []
@@ -73,9 +73,8 @@ async def shoot_app(engine: Engine) -> list[str]:
 
 
 def shoot_cli(engine: Engine) -> list[str]:
+    from memdeck.tui.render import print_session, print_sessions
     from rich.console import Console
-
-    from tui.render import print_session, print_sessions
 
     sessions = engine.sessions()
     now = engine.clock.now()

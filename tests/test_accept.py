@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 from conftest import plant_secret
-
-import engine.accept as accept_mod
-from engine import Engine, demo_home
-from engine.accept import AcceptRefused, recover
-from engine.proposals import root_state
-from tui.cli import main
+from memdeck.engine import Engine, demo_home
+from memdeck.engine.memory_folder import accept as accept_mod
+from memdeck.engine.memory_folder.accept import AcceptRefused, recover
+from memdeck.engine.phase2.proposals import root_state
+from memdeck.tui.cli import main
 
 
 @pytest.fixture

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 from llm_server import json_reply, server_error, tool_call_reply
-
-from engine import Engine, MemdeckError, demo_home
-from engine.llm.agent import Workspace
-from engine.proposals import root_state
+from memdeck.engine import Engine, MemdeckError, demo_home
+from memdeck.engine.backends.openai_phase2 import Workspace
+from memdeck.engine.phase2.proposals import root_state
 
 
 @pytest.fixture
@@ -57,7 +56,7 @@ def test_agent_edits_the_workspace_into_a_proposal(demo: Path, llm_server) -> No
 
 
 def test_step_limit_keeps_nothing(demo: Path, llm_server, monkeypatch) -> None:
-    import engine.llm.agent as agent
+    from memdeck.engine.backends import openai_phase2 as agent
 
     monkeypatch.setattr(agent, "MAX_STEPS", 3)
     llm_server.handler = lambda body: tool_call_reply(("list", {}))

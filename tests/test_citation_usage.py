@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine import Engine
-from tui.cli import main
+from memdeck.engine import Engine
+from memdeck.tui.cli import main
 
 
 def run_json(capsys, *argv: str) -> dict:
@@ -45,7 +45,7 @@ def test_no_citations_and_unreadable_files(capsys, home) -> None:
 
 
 def test_demo_home_cites_real_memory_lines(tmp_path: Path) -> None:
-    from engine import demo_home
+    from memdeck.engine import demo_home
 
     engine = Engine.open(demo_home(tmp_path / "demo"))
     report = engine.citations()
@@ -59,7 +59,7 @@ def test_demo_home_cites_real_memory_lines(tmp_path: Path) -> None:
 def test_tag_split_across_chunks_huge_lines_and_corrupt_lines(capsys, home) -> None:
     """The pre-check reads in steps and finds a tag cut by a step boundary; a huge line and
     a corrupt line around the citing message change nothing; other files still count."""
-    from engine.citation_usage import OPEN, _may_cite
+    from memdeck.engine.read_path.citation_usage import OPEN, _may_cite
 
     src = (home.add("cites-memories.jsonl")).read_bytes()
     at = src.index(OPEN.encode())

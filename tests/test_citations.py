@@ -1,6 +1,6 @@
 """<oai-mem-citation> parsing with Codex's exact rules (codex-format §5.2)."""
 
-from engine.citations import parse_entry, parse_message, strip_citations
+from memdeck.engine.codex.citations import parse_entry, parse_message, strip_citations
 
 
 def test_fixture_rules() -> None:

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tui.cli import main
+from memdeck.tui.cli import main
 
 SESSION_FIELDS = {"id", "rollout_path", "source", "source_label", "cwd", "started_at",
                   "updated_at", "memory_mode", "preview", "status", "reason", "bad_lines"}
@@ -128,10 +127,10 @@ def test_config_changes_status_thresholds(capsys, fixture_home) -> None:
 
 def test_real_command_in_a_subprocess(fixture_home) -> None:
     env = {**os.environ, "CODEX_HOME": str(fixture_home.root)}
-    r = subprocess.run([sys.executable, "-m", "tui.cli", "sessions", "--json"],
+    r = subprocess.run([sys.executable, "-m", "memdeck.tui.cli", "sessions", "--json"],
                        capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 0, r.stderr
     assert len(json.loads(r.stdout)) == 6
-    r = subprocess.run([sys.executable, "-m", "tui.cli", "show", "zzzz"],
+    r = subprocess.run([sys.executable, "-m", "memdeck.tui.cli", "show", "zzzz"],
                        capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr

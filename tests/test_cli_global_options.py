@@ -47,10 +47,10 @@ def test_every_writing_command_acts_on_the_named_home(tmp_path, home, global_fir
 
     def run(*argv: str) -> object:
         opts = ["--home", str(target), "--json"]
-        cmd = [sys.executable, "-m", "tui.cli", *(opts + list(argv) if global_first
+        cmd = [sys.executable, "-m", "memdeck.tui.cli", *(opts + list(argv) if global_first
                                                   else list(argv[:1]) + opts + list(argv[1:]))]
         if argv[0] == "config":  # options go after the action too: `config set --home H K V`
-            cmd = [sys.executable, "-m", "tui.cli",
+            cmd = [sys.executable, "-m", "memdeck.tui.cli",
                    *(opts + list(argv) if global_first else list(argv[:2]) + opts
                      + list(argv[2:]))]
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)

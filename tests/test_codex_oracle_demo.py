@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 from codex_oracle.fake_responses import FakeResponses
 from codex_oracle.runner import db_failures, jobs, pipeline_finished, run_exec
-
-from engine import Engine, demo_home
-from engine.codex_schema import codex_schema
+from memdeck.engine import Engine, demo_home
+from memdeck.engine.codex.schema import codex_schema
 
 
 def thread_rows(home: Path) -> dict[str, dict]:

@@ -26,7 +26,7 @@ CLI_THREAD = "01a23054-a1fc-7969-acf0-6947af085e83"
 
 
 def memdeck(home: Path, *argv: str) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "tui.cli", *argv, "--home", str(home)],
+    r = subprocess.run([sys.executable, "-m", "memdeck.tui.cli", *argv, "--home", str(home)],
                        capture_output=True, text=True, timeout=180,
                        env={**os.environ, "PYTHONPATH": str(REPO)})
     assert r.returncode == 0, (argv, r.stderr)

@@ -229,7 +229,7 @@ def test_codex_reads_and_keeps_what_memdeck_accepted(tmp_path: Path, codex_bin: 
 def test_memdeck_preview_is_what_codex_sends(tmp_path: Path, codex_bin: Path) -> None:
     """A V2 summary too big for one piece: memdeck's preview holds the same truncated summary
     Codex sends, split into pieces of at most 8,900 bytes as Codex splits its own text."""
-    from engine import Engine
+    from memdeck.engine import Engine
 
     home = tmp_path / "home"
     write_config(home, memories=True)
@@ -271,10 +271,10 @@ def test_memdeck_v2_phase1_input_matches_codex(tmp_path: Path, codex_bin: Path) 
     """Codex's own V2 phase 1 on a session, and memdeck's input for the same rollout: the same
     labelled rows in the same order, the same items (memdeck redacts more and leaves out
     Codex's per-message bookkeeping), and the same strict two-field schema."""
-    from engine.llm.replies import STAGE_ONE_OUTPUT_SCHEMA_V2
-    from engine.phase1_tiered import build_input_v2
-    from engine.redact import redact
-    from engine.rollout import read_rollout
+    from memdeck.engine.backends.replies import STAGE_ONE_OUTPUT_SCHEMA_V2
+    from memdeck.engine.codex.rollout import read_rollout
+    from memdeck.engine.phase1.input_v2 import build_input_v2
+    from memdeck.engine.redact import redact
 
     home = tmp_path / "home"
     write_config(home, memories=True, min_rollout_idle_hours=1)

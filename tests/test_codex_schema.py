@@ -1,8 +1,8 @@
-"""engine/codex_schema.py builds Codex 0.169's databases exactly, and Codex takes them as its own.
+"""engine/codex/schema.py builds Codex 0.169's databases exactly, and Codex takes them as its own.
 
 Offline: a DB built by `create_state_db` / `create_memories_db` has the same pragmas, the same
 `sqlite_master` entries in the same order, the same seed rows and the same `_sqlx_migrations`
-versions and checksums as the ones the real binary created (engine/codex_schema_0169/, dumped
+versions and checksums as the ones the real binary created (engine/codex/schema_0169/, dumped
 by tests/codex_oracle/capture_schema.py); memdeck's own copy (`as_codex=False`) has no
 migration table, so Codex can never mistake it for its own.
 With the binary: a V2 home whose three DBs memdeck built gets no DB warning from `codex exec`,
@@ -18,8 +18,7 @@ import pytest
 from codex_oracle.capture_schema import dump_db
 from codex_oracle.fake_responses import FakeResponses
 from codex_oracle.runner import db_failures, run_exec, write_config
-
-from engine.codex_schema import (
+from memdeck.engine.codex.schema import (
     CODEX_SCHEMA_VERSION,
     codex_schema,
     create_memories_db,

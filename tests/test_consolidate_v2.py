@@ -10,11 +10,10 @@ import subprocess
 from pathlib import Path
 
 from llm_server import json_reply, tool_call_reply
-
-from engine import Engine
-from engine.memory_files import SelectedMemory
-from engine.merge import V2_HEADINGS, V2_LIMIT, merge_summary_v2
-from engine.workspace import validate_artifacts
+from memdeck.engine import Engine
+from memdeck.engine.backends.offline_phase2 import V2_HEADINGS, V2_LIMIT, merge_summary_v2
+from memdeck.engine.codex.memory_layout import SelectedMemory
+from memdeck.engine.phase2.workspace import validate_artifacts
 
 CLI = "01a23054-a1fc-7969-acf0-6947af085e83"
 ENTRY = re.compile(r"^- rollout_summaries/(\S+\.md) — (.+); thread_id=([0-9a-f-]{36})$")
@@ -174,7 +173,7 @@ def test_v2_preview_is_the_v2_read_path_in_pieces(home) -> None:
 
 
 def test_v1_preview_is_one_part_with_the_v1_layout(tmp_path: Path) -> None:
-    from engine import demo_home
+    from memdeck.engine import demo_home
 
     eng = Engine.open(demo_home(tmp_path / "demo"))
     got = eng.memory_injected()

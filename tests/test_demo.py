@@ -8,9 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from engine import Engine, HomeError, demo_home
-from engine.status import STATUSES
+from memdeck.engine import Engine, HomeError, demo_home
+from memdeck.engine.index.status import STATUSES
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +68,7 @@ def test_demo_rebuild_is_idempotent_and_refuses_foreign_folders(tmp_path: Path) 
 
 
 def test_demo_command_no_tui(tmp_path: Path, capsys) -> None:
-    from tui.cli import main
+    from memdeck.tui.cli import main
 
     assert main(["demo", "--no-tui", "--json", "--dir", str(tmp_path / "x")]) == 0
     out = capsys.readouterr().out

@@ -7,10 +7,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
-from engine import Engine, MemdeckError, demo_home
-from engine.rollout import read_rollout
-from tui.cli import main
+from memdeck.engine import Engine, MemdeckError, demo_home
+from memdeck.engine.codex.rollout import read_rollout
+from memdeck.tui.cli import main
 
 
 @pytest.fixture

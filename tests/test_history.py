@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 from conftest import hold_global_lease
-
-from engine import Engine, MemdeckError, NotFound, demo_home
-from engine.baseline import reset_codex_baseline
-from engine.history import History
-from tui.cli import main
+from memdeck.engine import Engine, MemdeckError, NotFound, demo_home
+from memdeck.engine.memory_folder.baseline import reset_codex_baseline
+from memdeck.engine.memory_folder.history import History
+from memdeck.tui.cli import main
 
 
 @pytest.fixture

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 from conftest import plant_secret
-
-from engine import Engine, demo_home
-from engine.accept import AcceptRefused
-from engine.hunks import apply_hunks, file_hunks
+from memdeck.engine import Engine, demo_home
+from memdeck.engine.memory_folder.accept import AcceptRefused
+from memdeck.engine.phase2.hunks import apply_hunks, file_hunks
 
 OLD = [f"line {i}\n" for i in range(1, 21)]
 NEW = OLD[:2] + ["inserted early\n"] + OLD[2:15] + ["changed late\n"] + OLD[16:]

@@ -15,14 +15,17 @@ def _modules_after(code: str) -> set[str]:
 
 
 def test_engine_imports_no_ui_library() -> None:
-    mods = _modules_after("import engine, engine.index, engine.scan, engine.settings, "
-                          "engine.sessions, engine.status, engine.demo, engine.citations")
+    mods = _modules_after(
+        "import importlib, pkgutil, memdeck.engine as e\n"
+        "for m in pkgutil.walk_packages(e.__path__, 'memdeck.engine.'):\n"
+        "    importlib.import_module(m.name)")
+    assert "memdeck.engine.phase2.proposals" in mods
     assert not {m for m in mods if m.split(".")[0] in ("textual", "rich")}
 
 
 def test_sessions_json_loads_no_heavy_library(tmp_path) -> None:
     (tmp_path / "sessions").mkdir()
-    code = ("import contextlib, io\nfrom tui.cli import main\n"
+    code = ("import contextlib, io\nfrom memdeck.tui.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    assert main(['sessions', '--json', '--home', {str(tmp_path)!r}]) == 0")
     mods = _modules_after(code)
@@ -37,3 +40,23 @@ def test_no_engine_source_mentions_ui_imports() -> None:
         text = f.read_text()
         for lib in ("textual", "rich"):
             assert f"import {lib}" not in text and f"from {lib}" not in text, f
+
+
+def test_nothing_imports_the_folders_by_their_checkout_names() -> None:
+    """engine/, tui/ and prompts/ install as memdeck.engine, memdeck.tui and memdeck.prompts;
+    importing one by its folder name (it works from the checkout's root) would load a second
+    copy of every module, with its own state."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    bad = []
+    for folder in ("engine", "tui", "prompts", "tests", "bench", "screenshots"):
+        for f in (root / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(f.read_text(), str(f))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [node.module or ""] if isinstance(node, ast.ImportFrom)
+                         and not node.level else [])
+                bad += [f"{f.relative_to(root)}:{node.lineno} {n}" for n in names
+                        if n.split(".")[0] in ("engine", "tui", "prompts")]
+    assert not bad, bad

@@ -14,12 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from engine import Engine, MemdeckError
-from engine import store as engine_store
-from engine.codex_schema import create_memories_db
-from engine.index import RefreshStats
-from engine.rollout import read_rollout
+from memdeck.engine import Engine, MemdeckError
+from memdeck.engine import store as engine_store
+from memdeck.engine.codex.rollout import read_rollout
+from memdeck.engine.codex.schema import create_memories_db
+from memdeck.engine.index.session_index import RefreshStats
 
 CLI_ID = "01a23054-a1fc-7969-acf0-6947af085e83"
 CORRUPT_ID = "01a22c09-fffc-7d28-989e-c997a9247459"
@@ -490,7 +489,7 @@ def test_cold_parallel_scan_from_a_tui_thread(home, monkeypatch) -> None:
     import sys
     import threading
 
-    import engine.index as index_mod
+    from memdeck.engine.index import session_index as index_mod
 
     for i in range(40):
         home.add("cli-preferences.jsonl", name=f"rollout-2026-12-01T10-00-{i:02d}-x{i}.jsonl")

@@ -7,12 +7,11 @@ import sqlite3
 import subprocess
 import sys
 
+import memdeck.engine.store as engine_store
 import pytest
-
-import engine.store
-from engine.codex_schema import create_memories_db
-from engine.home import CodexHome
-from engine.jobs import PipelineDB, PipelineDBError, memdeck_worker_id
+from memdeck.engine.codex.home import CodexHome
+from memdeck.engine.codex.pipeline_db import PipelineDB, PipelineDBError, memdeck_worker_id
+from memdeck.engine.codex.schema import create_memories_db
 
 T = "01a23054-a1fc-7969-acf0-6947af085e83"
 NOW = 1_800_000_000
@@ -178,7 +177,7 @@ def test_own_db_is_created_then_adopted_by_codex(home) -> None:
 
 
 def test_locked_db_is_one_clear_error(codex_db: PipelineDB, home, monkeypatch) -> None:
-    monkeypatch.setattr(engine.store, "BUSY_TIMEOUT_MS", 150)
+    monkeypatch.setattr(engine_store, "BUSY_TIMEOUT_MS", 150)
     other = sqlite3.connect(home.root / "memories_1.sqlite", isolation_level=None)
     other.execute("BEGIN EXCLUSIVE")
     try:

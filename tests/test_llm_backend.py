@@ -28,10 +28,7 @@ from llm_server import (
     tool_call_reply,
 )
 from llm_server import llm_server as llm_server  # noqa: F401  (the fixture)
-
-from engine.errors import ConfigError, MemdeckError
-from engine.llm.calllog import log_call, prompt_hash, recent_calls
-from engine.llm.openai_backend import (
+from memdeck.engine.backends.openai_client import (
     STAGE_ONE_OUTPUT_SCHEMA,
     BackendConfig,
     ModelCallError,
@@ -45,8 +42,10 @@ from engine.llm.openai_backend import (
     resolve_backend_config,
     tool_result,
 )
-from engine.settings import MemoriesConfig
-from engine.store import Store
+from memdeck.engine.call_log import log_call, prompt_hash, recent_calls
+from memdeck.engine.codex.settings import MemoriesConfig
+from memdeck.engine.errors import ConfigError, MemdeckError
+from memdeck.engine.store import Store
 
 GOOD = {"rollout_summary": "Fixed parse_empty", "rollout_slug": "fix-parse-empty",
         "raw_memory": "- run `cargo test parse_empty` after touching src/lib.rs"}
@@ -425,7 +424,8 @@ def test_call_log(tmp_path: Path) -> None:
 def test_importing_the_backend_does_not_import_openai() -> None:
     code = (
         "import sys\n"
-        "import engine, engine.llm, engine.llm.openai_backend as b, engine.llm.calllog\n"
+        "import memdeck.engine, memdeck.engine.call_log\n"
+        "import memdeck.engine.backends.openai_client as b\n"
         "assert 'openai' not in sys.modules\n"
         "cfg = b.resolve_backend_config({'base_url': 'http://127.0.0.1:9/v1'}, None, {})\n"
         "b.choose_backend('auto', cfg); b.parse_stage_one_output('{\"rollout_summary\": \"\", "

@@ -8,17 +8,16 @@ from pathlib import Path
 
 import pytest
 from conftest import FAKE_GITHUB_TOKEN, hold_global_lease
-
-from engine import Engine, HomeError, MemdeckError, NotFound, demo_home
-from engine.clock import FixedClock
-from engine.history import History
-from engine.memory_edit import (
+from memdeck.engine import Engine, HomeError, MemdeckError, NotFound, demo_home
+from memdeck.engine.clock import FixedClock
+from memdeck.engine.memory_folder.edits import (
     NOTE_NAME,
     MemoryConflict,
     MemoryPathError,
     SecretInText,
     note_slug,
 )
+from memdeck.engine.memory_folder.history import History
 
 NOW = 1795176000.0  # 2026-11-20 12:00:00 UTC
 
@@ -102,7 +101,7 @@ def test_invalid_utf8_is_shown_replaced_and_read_only(eng: Engine) -> None:
 
 
 def test_a_huge_file_is_shown_in_part_read_only_and_never_saved_over(eng: Engine) -> None:
-    from engine.memory_edit import MAX_EDIT_BYTES
+    from memdeck.engine.memory_folder.edits import MAX_EDIT_BYTES
 
     line = b"- a long remembered line\n"
     data = line * (MAX_EDIT_BYTES // len(line) + 1000)

@@ -1,6 +1,6 @@
 """Codex's rollout summary file names and layouts (codex-format §4.2 test vectors)."""
 
-from engine.memory_files import (
+from memdeck.engine.codex.memory_layout import (
     SelectedMemory,
     render_raw_memories,
     render_rollout_summary,

@@ -14,11 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from engine import Engine
-from engine.errors import HomeError
-from engine.home import CodexHome
-from tui.cli import main
+from memdeck.engine import Engine
+from memdeck.engine.codex.home import CodexHome
+from memdeck.engine.errors import HomeError
+from memdeck.tui.cli import main
 
 SUMMARY = "v1\n\n## User Profile\n- harmless\n"
 
@@ -81,8 +80,8 @@ READ_ONLY = [["sessions"], ["memories"], ["citations"], ["proposals"], ["backups
 
 
 def _cli(home: Path, *argv: str, global_first: bool = False) -> subprocess.CompletedProcess:
-    cmd = ([sys.executable, "-m", "tui.cli", "--home", str(home), *argv] if global_first
-           else [sys.executable, "-m", "tui.cli", *argv, "--home", str(home)])
+    cmd = ([sys.executable, "-m", "memdeck.tui.cli", "--home", str(home), *argv] if global_first
+           else [sys.executable, "-m", "memdeck.tui.cli", *argv, "--home", str(home)])
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
 
@@ -123,7 +122,7 @@ def test_the_whole_pipeline_leaves_a_v2_home_v2(home) -> None:
 def test_the_watcher_creates_no_folder(home) -> None:
     import threading
 
-    from engine.watch import Watcher
+    from memdeck.engine.watch import Watcher
 
     home.config("[features]\nmemories = true\n")
     home.add("cli-preferences.jsonl", idle_hours=9)
@@ -158,7 +157,7 @@ def test_a_proposal_is_accepted_only_into_the_version_it_was_made_for(home) -> N
     p = eng.consolidate(backend="offline")
     assert p.version == "v1" and eng.proposals()[0].to_json()["version"] == "v1"
     eng.config_set("version", "v2")  # the user switched Codex to v2 in the meantime
-    from engine.accept import AcceptRefused
+    from memdeck.engine.memory_folder.accept import AcceptRefused
 
     with pytest.raises(AcceptRefused, match="is for memory v1, but Codex now uses v2"):
         eng.accept(p.id)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from engine.memory_files import SelectedMemory
-from engine.merge import merge_memory, merge_summary, parse_memory
+from memdeck.engine.backends.offline_phase2 import merge_memory, merge_summary, parse_memory
+from memdeck.engine.codex.memory_layout import SelectedMemory
 
 BASE = """\
 # Task Group: shop (web shop)

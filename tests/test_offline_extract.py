@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from engine.llm.offline import extract
-from engine.phase1_input import build_input, kept_items, truncate_middle
-from engine.rollout import read_rollout
+from memdeck.engine.backends.offline_phase1 import extract
+from memdeck.engine.codex.rollout import read_rollout
+from memdeck.engine.phase1.input_v1 import build_input, kept_items, truncate_middle
 
 
 def _extract(fixture_path, name: str):

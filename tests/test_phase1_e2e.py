@@ -7,9 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
-from engine import Engine, demo_home
-from tui.cli import main
+from memdeck.engine import Engine, demo_home
+from memdeck.tui.cli import main
 
 
 @pytest.fixture

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 from llm_server import json_reply, rate_limited, raw_reply, server_error
-
-from engine import Engine, demo_home
-from tui.cli import main
+from memdeck.engine import Engine, demo_home
+from memdeck.tui.cli import main
 
 GOOD = {"rollout_summary": "# Django upgrade\n\n## Task 1: upgrade, success\n",
         "rollout_slug": "django_upgrade",
@@ -128,7 +127,7 @@ def test_ctrl_c_stops_at_once_and_the_next_run_takes_the_sessions_back(
     from llm_server import slow_reply
 
     llm_server.handler = lambda body: slow_reply(30)
-    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "extract", "--home", str(demo)],
+    proc = subprocess.Popen([sys.executable, "-m", "memdeck.tui.cli", "extract", "--home", str(demo)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while llm_server.in_flight < 2:

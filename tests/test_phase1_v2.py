@@ -8,10 +8,10 @@ import sqlite3
 from pathlib import Path
 
 from llm_server import json_reply
-
-from engine import Engine
-from engine.codex_schema import create_memories_db
-from engine.phase1_tiered import (
+from memdeck.engine import Engine
+from memdeck.engine.codex.rollout import read_rollout
+from memdeck.engine.codex.schema import create_memories_db
+from memdeck.engine.phase1.input_v2 import (
     CHUNK_BYTES,
     MAX_ROW_BYTES,
     OMITTED,
@@ -20,8 +20,7 @@ from engine.phase1_tiered import (
     select_rows,
     split_chunks,
 )
-from engine.rollout import read_rollout
-from tui.cli import main
+from memdeck.tui.cli import main
 
 CLI = "01a23054-a1fc-7969-acf0-6947af085e83"  # cli-preferences.jsonl
 V2_SCHEMA = {"type": "object", "properties": {"rollout_summary": {"type": "string"},

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 from conftest import hold_global_lease
-
-from engine import Engine, MemdeckError, demo_home
-from engine.proposals import root_state
-from tui.cli import main
+from memdeck.engine import Engine, MemdeckError, demo_home
+from memdeck.engine.phase2.proposals import root_state
+from memdeck.tui.cli import main
 
 FIELDS = {"id", "status", "created_at", "backend", "model", "threads", "files"}
 KIND = "github-token"

@@ -11,15 +11,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
-from engine import Engine
-from engine.fragments import source_label
-from engine.index import SCAN_VERSION
-from engine.rollout import EventMsg, ToolOutput, read_rollout
-from engine.scan import scan_file
-from engine.tool_output import decode_tool_output
-from engine.transcript import transcript
-from tui.cli import main
+from memdeck.engine import Engine
+from memdeck.engine.codex.fragments import source_label
+from memdeck.engine.codex.rollout import EventMsg, ToolOutput, read_rollout
+from memdeck.engine.codex.tool_output import decode_tool_output
+from memdeck.engine.codex.transcript import transcript
+from memdeck.engine.index.scan import scan_file
+from memdeck.engine.index.session_index import SCAN_VERSION
+from memdeck.tui.cli import main
 
 BUNDLED = Path(__file__).resolve().parent / "fixtures" / "rollouts"
 EXEC = BUNDLED / "codex-0.169-exec.jsonl"

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 import zstandard
-
-from engine import Engine
-from engine.rollout import Message, read_rollout, user_prompt_text
-from engine.scan import scan_file
+from memdeck.engine import Engine
+from memdeck.engine.codex.rollout import Message, read_rollout, user_prompt_text
+from memdeck.engine.index.scan import scan_file
 
 CLI_ID = "01a23054-a1fc-7969-acf0-6947af085e83"
 CORRUPT_ID = "01a22c09-fffc-7d28-989e-c997a9247459"

@@ -22,9 +22,8 @@ import pytest
 import zstandard
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-
-from engine.rollout import read_rollout
-from engine.scan import MAX_PROBLEMS, scan_file
+from memdeck.engine.codex.rollout import read_rollout
+from memdeck.engine.index.scan import MAX_PROBLEMS, scan_file
 
 _EXPLORE = int(os.environ.get("MEMDECK_PROPERTY_EXAMPLES", "0"))
 PROPERTY = settings(

@@ -12,8 +12,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
-from engine.redact import MARKER, SecretFinding, codex_redact, find_secrets, redact, redact_stream
+from memdeck.engine.redact import (
+    MARKER,
+    SecretFinding,
+    codex_redact,
+    find_secrets,
+    redact,
+    redact_stream,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("redaction_corpus",
@@ -232,7 +238,7 @@ def test_module_imports_only_the_stdlib() -> None:
     names |= {n.module.split(".")[0] for n in ast.walk(tree)
               if isinstance(n, ast.ImportFrom) and n.module and not n.level}
     assert names <= set(sys.stdlib_module_names), names - set(sys.stdlib_module_names)
-    code = ("import sys; import engine.redact; "
+    code = ("import sys; import memdeck.engine.redact; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('textual', 'rich', 'openai', 'git')))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
@@ -282,7 +288,7 @@ def test_stream_passes_bytes_through_unchanged_when_clean() -> None:
 
 
 def test_cli_redact_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tui.cli import main
+    from memdeck.tui.cli import main
 
     data = b"OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz123\n\xff ok\n" + PEM.encode()
     stdin = io.TextIOWrapper(io.BytesIO(data))
@@ -298,7 +304,7 @@ def test_cli_redact_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_cli_redact_subprocess() -> None:
     data = (b"curl -H 'Authorization: Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789'\n"
             + PEM.encode() + b"\xfe\xff plain\n")
-    r = subprocess.run([sys.executable, "-m", "tui.cli", "redact"], input=data,
+    r = subprocess.run([sys.executable, "-m", "memdeck.tui.cli", "redact"], input=data,
                        capture_output=True, timeout=60, cwd=REPO)
     assert r.returncode == 0, r.stderr
     assert r.stdout == (b"curl -H 'Authorization: Bearer [REDACTED_SECRET]'\n[REDACTED_SECRET]\n"

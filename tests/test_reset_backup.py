@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 from conftest import hold_global_lease
-
-from engine import Engine, HomeError, MemdeckError, demo_home
-from tui.cli import main
+from memdeck.engine import Engine, HomeError, MemdeckError, demo_home
+from memdeck.tui.cli import main
 
 
 @pytest.fixture
@@ -74,7 +73,7 @@ def test_reset_then_restore_is_byte_identical(capsys, demo: Path) -> None:
 
 
 def test_reset_asks_on_a_terminal_and_refuses_without_one(capsys, demo: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "tui.cli", "reset", "--home", str(demo)],
+    r = subprocess.run([sys.executable, "-m", "memdeck.tui.cli", "reset", "--home", str(demo)],
                        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "--yes" in r.stderr and r.stderr.count("\n") == 1
     assert (demo / "memories" / "MEMORY.md").exists()

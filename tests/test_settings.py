@@ -6,9 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-
-from engine import ConfigError, Engine
-from engine.settings import MemoriesConfig, read_toml
+from memdeck.engine import ConfigError, Engine
+from memdeck.engine.codex.settings import MemoriesConfig, read_toml
 
 ORIGINAL = """\
 # my Codex config — keep this comment

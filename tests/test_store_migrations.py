@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
-import engine.store as store
-from engine import Engine
-from engine.index import SCAN_VERSION, RolloutFile, _row
-from engine.scan import scan_file
+from memdeck.engine import Engine
+from memdeck.engine import store as store
+from memdeck.engine.index.scan import scan_file
+from memdeck.engine.index.session_index import SCAN_VERSION, RolloutFile, _row
 
 
 def test_upgrade_from_schema_2_backfills_git_branch(home, monkeypatch) -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from engine.swap import _journaled_swap, exchange, recover
+from memdeck.engine.memory_folder.swap import _journaled_swap, exchange, recover
 
 
 def make(tmp_path: Path) -> tuple[Path, Path, Path]:

@@ -55,7 +55,9 @@ class Terminal:
     def __init__(self, tmux: str, socket: str, config: Path) -> None:
         self.base = [tmux, "-L", socket, "-f", str(config)]
         self.target = "e2e"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
+        # COLUMNS/LINES (pytest-xdist's workers inherit them) would override the pane's size
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("TMUX") and k not in ("COLUMNS", "LINES")}
         if env.get("TERM", "dumb") == "dumb":  # CI runners often have none
             env["TERM"] = "xterm-256color"
         self.env = env
@@ -167,7 +169,7 @@ def test_memdeck_demo_in_a_real_terminal(tmp_path: Path) -> None:
                            lambda s: "17 sessions" in s and "eligible" in s
                            and "Open" in footer(s), START_TIMEOUT)
         assert active_tab(screen) == "1 Sessions"
-        assert "Upgrade Django" in screen and "Deploy the API" in screen
+        assert "Upgrade Django" in screen and "Deploy the API" in screen, screen
 
         # `/` and a word narrow the table
         term.keys("/")  # keys typed before the focus moved would go to the table: wait

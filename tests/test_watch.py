@@ -8,9 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-from engine import Engine, demo_home
-from engine.watch import Watcher
+from memdeck.engine import Engine, demo_home
+from memdeck.engine.watch import Watcher
 
 
 class Recorder:

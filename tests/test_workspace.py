@@ -8,9 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-from engine import Engine, demo_home
-from engine.workspace import (
+from memdeck.engine import Engine, demo_home
+from memdeck.engine.phase2.workspace import (
     DIFF_FILE,
     copy_root,
     prune_extension_resources,
@@ -91,7 +90,7 @@ def test_workspace_diff_against_the_baseline(extracted: Path, tmp_path: Path) ->
 
 
 def test_no_changes_and_no_baseline(tmp_path: Path) -> None:
-    from engine.workspace import WorkspaceDiff
+    from memdeck.engine.phase2.workspace import WorkspaceDiff
 
     assert "## Status\n- none\n" in render_diff_file(WorkspaceDiff([], ""))
     bare = tmp_path / "bare"
@@ -134,7 +133,7 @@ def test_raw_memories_are_byte_identical_to_codex(tmp_path: Path) -> None:
     """The bytes Codex 0.169 wrote for two stage-1 rows (recorded from its own phase 2,
     /work/notes/codex-facts.md): the file ends with one empty line after the last memory;
     without it Codex rewrites the file and its next diff shows `M raw_memories.md`."""
-    from engine.memory_files import SelectedMemory
+    from memdeck.engine.codex.memory_layout import SelectedMemory
 
     rows = [SelectedMemory("01a23130-5bfc-7f67-aecc-1c0d25836e04", 1796245581,
                            "---\ndescription: thing 1\n---\n\n### Task 1\n- fact 1\n\n",

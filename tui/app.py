@@ -9,13 +9,12 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from memdeck.engine import Engine
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, TabbedContent, TabPane
-
-from engine import Engine
 
 from .messages import (
     MemoryChanged,
@@ -282,7 +281,7 @@ class MemdeckApp(App[None]):
     # -- the watcher -----------------------------------------------------------------------
     @work(thread=True, group="watch", name="watching the Codex home", exit_on_error=False)
     def watch_home(self) -> None:
-        from engine.watch import Watcher
+        from memdeck.engine.watch import Watcher
 
         def on_event(ev: Any) -> None:
             kind = ev.kind

@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("key")
     s.add_argument("value")
     csub.add_parser("list", parents=[common], help="every key, its value and what it allows")
-    from tui import cli_pipeline
+    from memdeck.tui import cli_pipeline
 
     cli_pipeline.add_parsers(add)
     p = add("demo", "build the demo Codex home and open memdeck on it")
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(e.code or 0)
     command = args.command or "tui"
     handler = COMMANDS[command]
-    from engine.errors import MemdeckError
+    from memdeck.engine.errors import MemdeckError
 
     try:
         return handler(args)
@@ -143,7 +143,7 @@ def _print_json(data: Any) -> None:
 
 
 def _engine(args: argparse.Namespace) -> Any:
-    from engine import Engine
+    from memdeck.engine import Engine
 
     return Engine.open(args.home)
 
@@ -152,7 +152,7 @@ def _engine(args: argparse.Namespace) -> Any:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    from engine.status import STATUSES
+    from memdeck.engine.index.status import STATUSES
 
     for s in args.status or ():
         if s not in STATUSES:
@@ -167,7 +167,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if args.json:
         _print_json([s.to_json() for s in sessions])
     else:
-        from tui.render import print_sessions
+        from memdeck.tui.render import print_sessions
 
         print_sessions(sessions, engine.clock.now(), engine.home.root)
     return EXIT_OK
@@ -180,14 +180,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(detail.to_json())
     else:
-        from tui.render import print_session
+        from memdeck.tui.render import print_session
 
         print_session(detail, engine.clock.now())
     return EXIT_OK
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from engine.settings import toml_literal
+    from memdeck.engine.codex.settings import toml_literal
 
     engine = _engine(args)
     if args.action == "list":
@@ -207,7 +207,7 @@ def cmd_config(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(_setting_json(v))
     elif v.value is None:
-        from engine.errors import MemdeckError
+        from memdeck.engine.errors import MemdeckError
 
         raise MemdeckError(f"{v.key} is not set (Codex uses the provider's default model)")
     else:
@@ -224,7 +224,7 @@ def _setting_json(v: Any) -> dict[str, Any]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from engine import demo_home
+    from memdeck.engine import demo_home
 
     path = demo_home(args.dir)
     print(f"memdeck: demo Codex home at {path}", file=sys.stderr)
@@ -236,14 +236,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    from tui.app import run_app
+    from memdeck.tui.app import run_app
 
     return run_app(args.home)
 
 
 def _pipeline(name: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from tui import cli_pipeline
+        from memdeck.tui import cli_pipeline
 
         return getattr(cli_pipeline, f"cmd_{name}")(args, _engine(args), _print_json)
 
@@ -251,7 +251,7 @@ def _pipeline(name: str) -> Callable[[argparse.Namespace], int]:
 
 
 def cmd_redact(args: argparse.Namespace) -> int:
-    from engine.redact import redact_stream
+    from memdeck.engine.redact import redact_stream
 
     redact_stream(sys.stdin.buffer, sys.stdout.buffer)  # bytes in, bytes out: nothing re-encoded
     return EXIT_OK

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from engine.clock import iso_utc
+from memdeck.engine.clock import iso_utc
 
 BACKEND_LABEL = {"offline": "offline (heuristic, no model)", "openai": "openai"}
 
@@ -56,7 +56,7 @@ def add_parsers(add: Any) -> None:
 
 def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     if args.limit is not None and args.limit < 1:
-        from tui.cli import UsageError
+        from memdeck.tui.cli import UsageError
 
         raise UsageError("--limit must be at least 1")
     interactive = sys.stderr.isatty() and not args.json
@@ -163,7 +163,7 @@ def cmd_forget(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
 def cmd_reset(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     if not args.yes:
         if not sys.stdin.isatty():
-            from engine.errors import MemdeckError
+            from memdeck.engine.errors import MemdeckError
 
             raise MemdeckError("reset needs confirmation: run it on a terminal or pass --yes")
         print(f"This deletes every memory in {engine.home.root} (memories/, memories_v2/, "
@@ -207,7 +207,7 @@ def cmd_restore_backup(args: argparse.Namespace, engine: Any, print_json: Any) -
 def cmd_history(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     if args.action == "show":
         if not args.commit:
-            from tui.cli import UsageError
+            from memdeck.tui.cli import UsageError
 
             raise UsageError("history show needs a COMMIT")
         entry, patch = engine.history_show(args.commit)
@@ -316,7 +316,7 @@ def cmd_accept(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
 def cmd_watch(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     import time
 
-    from engine.watch import Watcher
+    from memdeck.engine.watch import Watcher
 
     def show(event: Any) -> None:
         if args.json:

@@ -11,7 +11,7 @@ from textual.message import Message
 
 def one_line(error: BaseException | str) -> str:
     """An error as the one line the user reads: no traceback, no class noise for our own."""
-    from engine.errors import MemdeckError
+    from memdeck.engine.errors import MemdeckError
 
     if isinstance(error, str):
         text = error

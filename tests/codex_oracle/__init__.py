@@ -6,7 +6,7 @@
   `[features]` / `[memories]` config that makes Codex run its own pipeline, reads its jobs,
   and spots database failures on its stderr (`db_failures`).
 - `tui`: the interactive TUI in tmux (`run_tui`, `TuiSession`).
-- `capture_schema`: regenerates engine/codex_schema_0169/*.json from the binary.
+- `capture_schema`: regenerates engine/codex/schema_0169/*.json from the binary.
 
 Tests import `codex_oracle.…` (tests/ is on sys.path; the `fake_responses` and `codex_bin`
 fixtures come from tests/conftest.py). A bench does `sys.path.insert(0, "<repo>/tests")`

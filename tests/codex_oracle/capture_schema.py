@@ -1,4 +1,4 @@
-"""Regenerate engine/codex_schema_0169/*.json from the real Codex binary.
+"""Regenerate engine/codex/schema_0169/*.json from the real Codex binary.
 
     .venv/bin/python tests/codex_oracle/capture_schema.py [--out DIR]
 
@@ -7,7 +7,7 @@ V2, so Codex creates `state_5.sqlite`, `memories_1.sqlite` — always, by the st
 `memories_v2_1.sqlite` — only with memories on and the version resolving to v2), then dumps
 each database: its pragmas, every `sqlite_master` row in rowid order (the order Codex created
 them), every `_sqlx_migrations` row (checksum as hex) and the rows the migrations seed.
-engine/codex_schema.py rebuilds databases from these files; tests/test_codex_schema.py
+engine/codex/schema.py rebuilds databases from these files; tests/test_codex_schema.py
 compares the two.
 """
 
@@ -33,7 +33,7 @@ PRAGMAS = ("auto_vacuum", "journal_mode", "page_size", "user_version", "applicat
 # Rows Codex's migrations leave in a new database (seen as well on a home where no session
 # ever ran, after `codex archive <nil uuid>`); every other table starts empty.
 SEED_TABLES = ("thread_sections", "consolidation_progress")
-DEFAULT_OUT = HERE.parent.parent.parent / "engine" / "codex_schema_0169"
+DEFAULT_OUT = HERE.parent.parent.parent / "engine" / "codex" / "schema_0169"
 
 
 def dump_db(path: Path, *, migrations: bool = True) -> dict[str, Any]:

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from engine import Engine, demo_home
-from engine.clock import FixedClock
+from memdeck.engine import Engine, demo_home
+from memdeck.engine.clock import FixedClock
 
 # 2026-11-20 12:00:00 UTC: every relative time in the demo home is measured from here
 FIXED_NOW = 1795176000.0
@@ -54,7 +53,7 @@ def demo_engine(tmp_path: Path) -> Engine:
 def make_app() -> Callable[..., Any]:
     """`make_app(engine, initial="sessions")`: the app as a user gets it, minus blinking and
     the watcher (tests drive changes themselves)."""
-    from tui.app import MemdeckApp
+    from memdeck.tui.app import MemdeckApp
 
     def build(engine: Engine, **kwargs: Any) -> MemdeckApp:
         kwargs.setdefault("blink", False)

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from memdeck.engine import Engine, demo_home
+from memdeck.engine.clock import FixedClock
 
-from engine import Engine, demo_home
-from engine.clock import FixedClock
 from tests.tui.conftest import FIXED_NOW
 
 # /tmp itself where there is one: $TMPDIR may differ between machines, the path must not
@@ -38,7 +38,7 @@ def fixed_proposal_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     collide); a snapshot shows the id, so the suffix is pinned for it."""
     import types
 
-    import engine.proposals
+    import memdeck.engine.phase2.proposals as proposals_mod
 
-    monkeypatch.setattr(engine.proposals, "_random",
+    monkeypatch.setattr(proposals_mod, "_random",
                         types.SimpleNamespace(token_hex=lambda n: "5eed"[: 2 * n]))

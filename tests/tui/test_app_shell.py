@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from memdeck.tui.widgets.help import HelpScreen
 from textual.widgets import TabbedContent
 
-from tests.tui.conftest import SIZE
-from tests.tui.conftest import settle
-from tui.widgets.help import HelpScreen
+from tests.tui.conftest import SIZE, settle
 
 PANES = ["sessions", "memories", "memory", "history", "review", "settings"]
 

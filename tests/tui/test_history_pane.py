@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import Engine
-from engine.history import History
+from memdeck.engine import Engine
+from memdeck.engine.memory_folder.history import History
+from memdeck.tui.panes.history import HistoryPane
+from memdeck.tui.widgets.commit_list import CommitList
+from memdeck.tui.widgets.confirm import ConfirmScreen
+from memdeck.tui.widgets.diff_view import DiffView, parse_diff, wrap
+
 from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle
-from tui.panes.history import HistoryPane
-from tui.widgets.commit_list import CommitList
-from tui.widgets.confirm import ConfirmScreen
-from tui.widgets.diff_view import DiffView, parse_diff, wrap
 
 USER_LINE = "- The database backend is MySQL 8.4 [Task 1]\n"
 USER_EDIT = "- The database backend is MySQL 8.4; staging still runs 8.0 [Task 1]\n"

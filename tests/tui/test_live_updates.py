@@ -6,10 +6,11 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
-from engine.history import History
+from memdeck.engine.memory_folder.history import History
+from memdeck.tui.widgets.session_table import SessionTable
+
 from tests.conftest import FIXTURES
 from tests.tui.conftest import SIZE
-from tui.widgets.session_table import SessionTable
 
 
 async def wait_until(pilot: Any, condition: Any, seconds: float = 20.0) -> bool:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from memdeck.tui.widgets.raw_memory_view import RawMemoryView
+from memdeck.tui.widgets.transcript import TranscriptView
 from textual.widgets import DataTable, Markdown
 
 from tests.tui.conftest import SIZE, settle
-from tui.widgets.raw_memory_view import RawMemoryView
-from tui.widgets.transcript import TranscriptView
 
 DEMO_SLUGS = ["docs_broken_links", "checkout_tests", "deploy_staging"]
 

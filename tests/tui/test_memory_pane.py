@@ -6,20 +6,18 @@ from pathlib import Path
 from typing import Any
 
 from conftest import FAKE_GITHUB_TOKEN
+from memdeck.engine.memory_folder.history import History
+from memdeck.tui.messages import MemoryChanged
+from memdeck.tui.panes.memory import MemoryPane
+from memdeck.tui.widgets.confirm import ConfirmScreen
+from memdeck.tui.widgets.conflict import ConflictScreen
+from memdeck.tui.widgets.memory_editor import MemoryEditor
+from memdeck.tui.widgets.memory_files import MemoryFileList
+from memdeck.tui.widgets.note import NoteScreen
 from textual.widgets import Input
 
-from engine.history import History
 from tests.tui.conftest import SIZE, settle
 from tests.tui.stable_demo import stable_engine  # noqa: F401 (fixture)
-from tui.messages import MemoryChanged
-from tui.panes.memory import MemoryPane
-from tui.widgets.confirm import ConfirmScreen
-from tui.widgets.conflict import ConflictScreen
-from tui.widgets.memory_editor import MemoryEditor
-from tui.widgets.memory_files import MemoryFileList
-from tui.widgets.note import NoteScreen
-
-
 
 
 async def open_memory(app: Any, pilot: Any) -> MemoryPane:
@@ -260,7 +258,7 @@ async def test_an_invalid_utf8_file_is_read_only(demo_engine, make_app) -> None:
 
 
 async def test_an_empty_memory_folder_says_so(tmp_path, make_app) -> None:
-    from engine import Engine
+    from memdeck.engine import Engine
 
     (tmp_path / "home" / "sessions").mkdir(parents=True)
     app = make_app(Engine.open(tmp_path / "home"))
@@ -334,7 +332,7 @@ def test_snapshot_new_note(stable_engine, make_app, snap_compare) -> None:
 
 
 async def test_agents_view_shows_the_injected_summary(demo_engine, make_app) -> None:
-    from tui.widgets.injected import InjectedScreen
+    from memdeck.tui.widgets.injected import InjectedScreen
 
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE) as pilot:

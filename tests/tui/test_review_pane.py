@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from conftest import plant_secret
+from memdeck.engine import Engine
+from memdeck.engine.phase2.proposals import root_state
+from memdeck.tui.messages import MemoryChanged
+from memdeck.tui.widgets.confirm import AskScreen, ConfirmScreen
+from memdeck.tui.widgets.hunk_list import HunkList
 
-from engine import Engine
-from engine.proposals import root_state
 from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle
-from tui.messages import MemoryChanged
-from tui.widgets.confirm import AskScreen, ConfirmScreen
-from tui.widgets.hunk_list import HunkList
 
 stable_engine = stable_demo.stable_engine  # fixtures: the demo home at a fixed path
 fixed_proposal_ids = stable_demo.fixed_proposal_ids

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memdeck.engine import Engine
+from memdeck.tui.widgets.session_table import SessionHeader, SessionTable
+from memdeck.tui.widgets.transcript import TranscriptView
 from textual.widgets import Collapsible, Static
 
-from engine import Engine
 from tests.tui.conftest import SIZE, settle
-from tui.widgets.session_table import SessionHeader, SessionTable
-from tui.widgets.transcript import TranscriptView
 
 BUNDLED = Path(__file__).resolve().parent.parent / "fixtures" / "rollouts"
 TUI_ID = "01a2393e-b426-7cc3-892d-8f30f1c8d939"

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-
+from memdeck.tui.panes.sessions import SessionsPane
+from memdeck.tui.widgets.session_table import SessionTable
+from memdeck.tui.widgets.transcript import TranscriptView
 from textual.widgets import Input
 
 from tests.tui.conftest import SIZE, settle
-from tui.panes.sessions import SessionsPane
-from tui.widgets.session_table import SessionTable
-from tui.widgets.transcript import TranscriptView
-
-
 
 
 async def test_table_lists_every_demo_session_with_status(demo_engine, make_app) -> None:
@@ -82,7 +79,7 @@ async def test_open_transcript_shows_roles_and_collapsed_tools(demo_engine, make
 
 
 async def test_forget_asks_first_and_cancel_changes_nothing(demo_engine, make_app) -> None:
-    from tui.widgets.confirm import ConfirmScreen
+    from memdeck.tui.widgets.confirm import ConfirmScreen
 
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE) as pilot:
@@ -124,7 +121,7 @@ async def test_extract_this_session_now(demo_engine, make_app) -> None:
 
 
 async def test_an_unreadable_home_error_is_one_notification(tmp_path, make_app) -> None:
-    from engine import Engine
+    from memdeck.engine import Engine
 
     home = tmp_path / "home"
     (home / "sessions").mkdir(parents=True)

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from llm_server import json_reply
+from memdeck.tui.widgets.session_table import SessionTable
 
 from tests.tui.conftest import SIZE
-from tui.widgets.session_table import SessionTable
 
 
 async def _ready(pilot: Any) -> None:

@@ -11,7 +11,7 @@ from textual.worker import Worker, WorkerState
 from ..messages import WorkFailed
 
 if TYPE_CHECKING:
-    from engine import Engine
+    from memdeck.engine import Engine
 
 
 class Pane(Vertical):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memdeck.engine.memory_folder.edits import MemoryConflict
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,8 +15,6 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList, Static, TextArea
 from textual.worker import Worker, WorkerState
-
-from engine.memory_edit import MemoryConflict
 
 from ..messages import MemoryChanged
 from ..widgets.confirm import ConfirmScreen

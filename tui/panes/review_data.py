@@ -31,7 +31,7 @@ class ReviewData:
 
 def load_review(engine: Any) -> ReviewData:
     """Everything the pane needs; runs in a worker (it reads files, SQLite and the index)."""
-    from engine.proposals import root_state
+    from memdeck.engine.phase2.proposals import root_state
 
     proposals = engine.proposals()  # newest first
     pending = [p for p in proposals if p.status == "pending"]

@@ -36,7 +36,7 @@ def _own_classes(app: App[Any]) -> list[type]:
     seen: list[type] = [type(app)]
     for node in app.query("*"):
         cls = type(node)
-        if cls.__module__.startswith("tui.") and cls not in seen:
+        if cls.__module__.startswith("memdeck.tui.") and cls not in seen:
             seen.append(cls)
     # panes not shown yet are not in the DOM (they are built on first view): import every
     # pane and widget module, so the list is the same whatever has been opened so far
@@ -49,7 +49,7 @@ def _own_classes(app: App[Any]) -> list[type]:
         for info in pkgutil.iter_modules(pkg.__path__):
             importlib.import_module(f"{pkg.__name__}.{info.name}")
     for name, module in sorted(sys.modules.items()):
-        if not name.startswith("tui.") or module is None:
+        if not name.startswith("memdeck.tui.") or module is None:
             continue
         for obj in vars(module).values():
             if (isinstance(obj, type) and issubclass(obj, DOMNode) and obj.__module__ == name
@@ -73,7 +73,7 @@ def _class_bindings(cls: type) -> dict[str, list[Binding]]:
     id replaces its parent's, as in Textual."""
     out: dict[str, list[Binding]] = {}
     for klass in reversed(cls.__mro__):
-        if not klass.__module__.startswith("tui."):
+        if not klass.__module__.startswith("memdeck.tui."):
             continue  # Textual's own widgets' keys are not memdeck's to remap
         declared: dict[str, list[Binding]] = {}
         for b in Binding.make_bindings(klass.__dict__.get("BINDINGS", [])):

@@ -1,0 +1,342 @@
+"""The `openai` backend: the official client, Chat Completions, any OpenAI-compatible endpoint.
+
+`openai` costs ~1.3 s to import, so it is imported inside the functions that need it; importing
+this module stays cheap (a test proves it). `build_client` is the only place a client is made.
+
+Retries are the client's own: it retries timeouts, dropped connections, 408/409/429 and 5xx up
+to `max_retries` times with exponential backoff (0.5 s doubling, capped at 8 s, jittered) and
+waits exactly `Retry-After` / `retry-after-ms` when the server sends one of at most 120 s (a
+longer one is not retried). tests/test_llm_backend.py checks this against a local server.
+
+The client's parsing is bypassed: the raw body is size-capped and read as plain JSON here, so a
+proxy's HTML page, a non-completion JSON body or a 5 MB reply becomes one clear line instead of
+a half-built pydantic object, and no openai object ever leaves this module.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..codex.settings import MEMDECK_KEYS, MemoriesConfig, coerce_stored
+from ..errors import ConfigError
+from .replies import (  # re-exported: the backend's public API
+    MAX_CONTENT_CHARS,
+    STAGE_ONE_OUTPUT_SCHEMA,
+    ModelCallError,
+    ModelOutputError,
+    ModelReply,
+    ToolCall,
+    ToolTurn,
+    one_line,
+    parse_stage_one_output,
+    parse_tool_calls,
+    tool_result,
+)
+
+if TYPE_CHECKING:
+    import openai
+
+__all__ = [
+    "DEFAULT_BASE_URL", "DEFAULT_CONSOLIDATION_MODEL", "DEFAULT_EXTRACT_MODEL",
+    "MAX_BODY_BYTES", "MAX_CONTENT_CHARS", "STAGE_ONE_OUTPUT_SCHEMA", "BackendConfig",
+    "ModelCallError", "ModelOutputError", "ModelReply", "OpenAIBackend", "ToolCall", "ToolTurn",
+    "build_client", "chat_with_tools", "choose_backend", "extract_json",
+    "parse_stage_one_output", "resolve_backend_config", "tool_result",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the openai client's own default
+# The models Codex 0.169 asks for when `[memories]` names none (codex-format §9a, measured).
+DEFAULT_EXTRACT_MODEL = "gpt-6-luna"
+DEFAULT_CONSOLIDATION_MODEL = "gpt-6.1-terra"
+# An endpoint without auth (a local llama.cpp / vLLM / Ollama) still needs some bearer value.
+NO_KEY = "no-key"
+MAX_BODY_BYTES = 4 * 1024 * 1024  # whole HTTP body; JSON escaping can inflate content ~6x
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    base_url: str | None  # None: the client's default (api.openai.com)
+    api_key: str | None = field(repr=False)  # never printed or logged
+    extract_model: str
+    consolidation_model: str
+    timeout: float  # seconds per attempt (connect, read and write each)
+    max_retries: int
+
+    @property
+    def url(self) -> str:
+        return self.base_url or DEFAULT_BASE_URL
+
+    @property
+    def endpoint(self) -> str:
+        """The URL for messages and logs: no user:password@, no query (Azure puts keys there)."""
+        from urllib.parse import urlsplit, urlunsplit
+
+        try:
+            p = urlsplit(self.url)
+            host = p.hostname or ""
+            netloc = (f"[{host}]" if ":" in host else host) + (f":{p.port}" if p.port else "")
+            return urlunsplit((p.scheme, netloc, p.path, "", "")).rstrip("/")
+        except ValueError:
+            return "(an unparseable base_url)"
+
+
+def _nonempty(value: Any) -> str | None:
+    return (value.strip() or None) if isinstance(value, str) else None
+
+
+def resolve_backend_config(memdeck_settings: Mapping[str, Any],
+                           memories_config: MemoriesConfig | None,
+                           env: Mapping[str, str] = os.environ) -> BackendConfig:
+    """DESIGN §7 precedence.
+
+    base_url: memdeck's `base_url` > `OPENAI_BASE_URL` > the client default.
+    api_key: memdeck's `api_key` > `OPENAI_API_KEY`. A key set in memdeck's own settings goes
+    with the endpoint set there; putting the environment first would send a user's real OpenAI
+    key to whatever local or third-party `base_url` they configured for memdeck.
+    models: `[memories] extract_model` / `consolidation_model` > memdeck's setting > Codex's
+    provider default.
+    """
+
+    def mine(name: str) -> Any:
+        return coerce_stored(MEMDECK_KEYS[name], memdeck_settings.get(name))
+
+    mem = memories_config
+    return BackendConfig(
+        base_url=_nonempty(mine("base_url")) or _nonempty(env.get("OPENAI_BASE_URL")),
+        api_key=_nonempty(mine("api_key")) or _nonempty(env.get("OPENAI_API_KEY")),
+        extract_model=(mem and mem.extract_model) or _nonempty(mine("extract_model"))
+        or DEFAULT_EXTRACT_MODEL,
+        consolidation_model=(mem and mem.consolidation_model)
+        or _nonempty(mine("consolidation_model")) or DEFAULT_CONSOLIDATION_MODEL,
+        timeout=float(mine("request_timeout")),
+        max_retries=int(mine("max_retries")),
+    )
+
+
+def choose_backend(setting: str | None, cfg: BackendConfig) -> str:
+    """"openai" | "offline"; "auto" is openai when an endpoint or a key is configured."""
+    choice = setting or "auto"
+    if choice in ("openai", "offline"):
+        return choice
+    if choice == "auto":
+        return "openai" if (cfg.base_url or cfg.api_key) else "offline"
+    raise ConfigError(f'memdeck.backend must be "auto", "openai" or "offline"; got {setting!r}')
+
+
+def build_client(cfg: BackendConfig) -> openai.OpenAI:
+    """The one place an `openai.OpenAI` is built: explicit endpoint, key, timeout, retries."""
+    import openai
+
+    key = cfg.api_key
+    if key is None:
+        if cfg.base_url is None:
+            raise ConfigError("the openai backend needs a key: set OPENAI_API_KEY or "
+                              "`memdeck config set memdeck.api_key …` (or a memdeck.base_url)")
+        key = NO_KEY
+    return openai.OpenAI(
+        api_key=key, base_url=cfg.url, max_retries=cfg.max_retries,
+        timeout=openai.Timeout(cfg.timeout, connect=min(cfg.timeout, 10.0)),
+    )
+
+
+def extract_json(client: openai.OpenAI, cfg: BackendConfig, *, system: str,
+                 user: str | list[str], schema: dict[str, Any], schema_name: str,
+                 parse: Callable[[str], dict[str, Any]] = parse_stage_one_output,
+                 reasoning_effort: str | None = None) -> ModelReply:
+    """One strict JSON-schema completion with `cfg.extract_model`, checked by `parse`.
+    `user` is one message, or several in order (V2 phase 1 sends its input in pieces)."""
+    users = [user] if isinstance(user, str) else list(user)
+    body: dict[str, Any] = {
+        "model": cfg.extract_model,
+        "messages": [{"role": "system", "content": system},
+                     *({"role": "user", "content": u} for u in users)],
+        "response_format": {"type": "json_schema", "json_schema": {
+            "name": schema_name, "schema": schema, "strict": True}},
+    }
+    if reasoning_effort:
+        body["reasoning_effort"] = reasoning_effort
+    turn = _complete(client, cfg, body)
+    where = f"model {turn.model} at {cfg.endpoint}"
+    usage = {"input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens,
+             "duration_ms": turn.duration_ms, "model": turn.model}
+    if turn.refusal:
+        raise ModelOutputError(f"{where} refused: {one_line(turn.refusal, 200)}", **usage)
+    text = turn.content or ""
+    try:
+        parsed = parse(text)
+    except ModelOutputError as e:
+        cut = " (the reply was cut off at the token limit)" if turn.finish == "length" else ""
+        raise ModelOutputError(f"{where} broke the {schema_name} schema: {e}{cut}",
+                               **usage) from None
+    return ModelReply(text, parsed, turn.input_tokens, turn.output_tokens, turn.duration_ms,
+                      turn.model)
+
+
+def chat_with_tools(client: openai.OpenAI, cfg: BackendConfig, *,
+                    messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                    reasoning_effort: str | None = None) -> ToolTurn:
+    """One agent step with `cfg.consolidation_model`: the reply text and its tool calls."""
+    body: dict[str, Any] = {"model": cfg.consolidation_model, "messages": messages,
+                            "tools": tools}
+    if reasoning_effort:
+        body["reasoning_effort"] = reasoning_effort
+    turn = _complete(client, cfg, body)
+    return ToolTurn(turn.content, parse_tool_calls(turn.tool_calls), turn.finish,
+                    turn.input_tokens, turn.output_tokens, turn.duration_ms, turn.model)
+
+
+class OpenAIBackend:
+    """A config plus its lazily built client; share one across threads (the client is safe)."""
+
+    name = "openai"
+
+    def __init__(self, cfg: BackendConfig, client: openai.OpenAI | None = None) -> None:
+        self.cfg = cfg
+        self.model = cfg.extract_model
+        self._client = client
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> openai.OpenAI:
+        with self._lock:
+            if self._client is None:
+                self._client = build_client(self.cfg)
+            return self._client
+
+    def extract_json(self, **kw: Any) -> ModelReply:
+        return extract_json(self.client, self.cfg, **kw)
+
+    def chat_with_tools(self, **kw: Any) -> ToolTurn:
+        return chat_with_tools(self.client, self.cfg, **kw)
+
+
+# -- the HTTP call and what can go wrong with it ---------------------------------------------
+@dataclass(frozen=True)
+class _Turn:
+    content: str | None
+    refusal: str | None
+    tool_calls: list[Any]
+    finish: str | None
+    input_tokens: int
+    output_tokens: int
+    duration_ms: int
+    model: str
+
+
+def _complete(client: openai.OpenAI, cfg: BackendConfig, body: dict[str, Any]) -> _Turn:
+    import openai
+
+    ep = cfg.endpoint
+    started = time.monotonic()
+    try:
+        # The client's low-level post: its auth, timeouts, retries and Retry-After, without
+        # the typed-params transform (about 5 ms of CPU per call, paid under the GIL by
+        # every worker); the reply is read and checked here either way.
+        data = client.post("/chat/completions", body=body, cast_to=bytes)
+    except openai.OpenAIError as e:
+        raise _describe(e, cfg, int((time.monotonic() - started) * 1000)) from None
+    ms = int((time.monotonic() - started) * 1000)
+    log.debug("POST %s/chat/completions: %d bytes in %d ms", ep, len(data), ms)
+    if len(data) > MAX_BODY_BYTES:
+        raise ModelOutputError(f"model endpoint {ep} sent a {len(data) / 1e6:.1f} MB reply "
+                               f"(limit {MAX_BODY_BYTES // 2**20} MB)", duration_ms=ms)
+    try:
+        obj = json.loads(data)
+    except (ValueError, RecursionError):
+        raise ModelCallError(f"model endpoint {ep} sent a reply that is not JSON "
+                             f"({one_line(data[:60].decode('utf-8', 'replace'), 60)!r})",
+                             kind="bad_reply", duration_ms=ms) from None
+    try:
+        choice = obj["choices"][0]
+        msg = choice["message"]
+        assert isinstance(msg, dict)
+    except (KeyError, IndexError, TypeError, AssertionError):
+        err = obj.get("error") if isinstance(obj, dict) else None
+        what = (f"an error with HTTP 200: {one_line(str(err.get('message')), 160)}"
+                if isinstance(err, dict) else "JSON that is not a chat completion "
+                "(no choices[0].message)")
+        raise ModelCallError(f"model endpoint {ep} sent {what}", kind="bad_reply",
+                             duration_ms=ms) from None
+    usage = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
+    tin, tout = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
+    model = obj.get("model") if isinstance(obj.get("model"), str) else body["model"]
+    content, calls = msg.get("content"), msg.get("tool_calls") or []
+    if content is not None and not isinstance(content, str):
+        raise ModelCallError(f"model endpoint {ep} sent message content that is not a string",
+                             kind="bad_reply", duration_ms=ms)
+    size = len(content or "") + sum(len(json.dumps(c)) for c in calls if isinstance(c, dict))
+    if size > MAX_CONTENT_CHARS:
+        raise ModelOutputError(f"model {model} at {ep} sent {size / 1e6:.1f} M characters "
+                               f"(limit {MAX_CONTENT_CHARS // 2**20} M)", input_tokens=tin,
+                               output_tokens=tout, duration_ms=ms, model=model)
+    refusal = msg.get("refusal")
+    return _Turn(content, refusal if isinstance(refusal, str) and refusal else None,
+                 calls if isinstance(calls, list) else [], choice.get("finish_reason"),
+                 tin, tout, ms, model)
+
+
+def _int(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+
+def _retries(e: Exception) -> int:
+    resp = getattr(e, "response", None)
+    req = resp.request if resp is not None else getattr(e, "request", None)
+    try:
+        return int(req.headers.get("x-stainless-retry-count", "0"))  # type: ignore[union-attr]
+    except (AttributeError, ValueError, RuntimeError):
+        return 0
+
+
+def _describe(e: Exception, cfg: BackendConfig, ms: int) -> ModelCallError:
+    """One line naming what happened and where."""
+    import openai
+
+    ep, n = cfg.endpoint, _retries(e)
+    tries = f"{n} {'retry' if n == 1 else 'retries'}"
+    if isinstance(e, openai.APITimeoutError):
+        if type(e.__cause__).__name__ == "ConnectTimeout":
+            return ModelCallError(f"model endpoint {ep} did not accept a connection within "
+                                  f"{min(cfg.timeout, 10.0):g} s ({tries})", kind="timeout",
+                                  duration_ms=ms)
+        return ModelCallError(f"model endpoint {ep} timed out after {cfg.timeout:g} s ({tries})",
+                              kind="timeout", duration_ms=ms)
+    if isinstance(e, openai.APIConnectionError):
+        cause = e.__cause__
+        text = str(cause) if cause else str(e)
+        if "refused" in text.lower():
+            what = "refused the connection"
+        elif type(cause).__name__ == "RemoteProtocolError":
+            what = "closed the connection mid-response"
+        else:
+            what = f"could not be reached ({one_line(text, 120)})"
+        return ModelCallError(f"model endpoint {ep} {what} ({tries})", kind="connection",
+                              duration_ms=ms)
+    if isinstance(e, openai.APIStatusError):
+        code = e.status_code
+        body = e.body
+        detail = body.get("message") if isinstance(body, dict) else None
+        detail = one_line(str(detail or e.response.text or e.message), 160)
+        if code == 429:
+            wait = e.response.headers.get("retry-after")
+            asks = f"; it asks to wait {wait} s" if wait and n < cfg.max_retries else ""
+            return ModelCallError(f"model endpoint {ep} is rate-limiting (HTTP 429) after "
+                                  f"{tries}{asks}: {detail}", kind="rate_limit", duration_ms=ms)
+        if code >= 500:
+            return ModelCallError(f"model endpoint {ep} failed with HTTP {code} after {tries}: "
+                                  f"{detail}", kind="server", duration_ms=ms)
+        hint = {401: " (check the API key)", 403: " (check the API key's permissions)",
+                404: " (check memdeck.base_url and the model name)"}.get(code, "")
+        return ModelCallError(f"model endpoint {ep} rejected the request with HTTP {code}"
+                              f"{hint}: {detail}", kind="rejected", duration_ms=ms)
+    return ModelCallError(f"model endpoint {ep} failed: {one_line(str(e), 200)}",
+                          kind="client", duration_ms=ms)

@@ -1,0 +1,354 @@
+"""Settings: Codex's memory toggles in `config.toml` and memdeck's own in `memdeck/config.toml`.
+
+Reading uses stdlib `tomllib` (fast, on the listing path). Writing uses `tomlkit` so every
+comment, blank line and unrelated key of the user's file stays exactly as it was. Values are
+checked against Codex's types and clamp ranges (codex-format §6.2) before anything is written:
+Codex's `[memories]` table denies unknown fields, so memdeck never adds a key Codex lacks.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    name: str
+    kind: str  # "bool" | "int" | "str" | "enum"
+    default: Any  # None: no default (Codex uses the provider's)
+    lo: int | None = None
+    hi: int | None = None
+    choices: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    help: str = ""
+
+    def allowed(self) -> str:
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "int":
+            return f"an integer from {self.lo} to {self.hi}"
+        if self.kind == "enum":
+            return "one of " + ", ".join(f'"{c}"' for c in self.choices)
+        return "a string"
+
+
+# codex-format §6.2: the [memories] table, with Codex's defaults and clamps.
+MEMORIES_KEYS: dict[str, KeySpec] = {
+    s.name: s
+    for s in (
+        KeySpec("version", "enum", None, choices=("v1", "v2"),
+                help="memory pipeline and root: memories/ (v1) or memories_v2/ (v2); unset: "
+                     "v1 if memories/ exists, else v2"),
+        KeySpec("dual_write", "bool", False, help="run both the v1 and v2 pipelines"),
+        KeySpec("disable_on_external_context", "bool", False,
+                aliases=("no_memories_if_mcp_or_web_search",),
+                help="mark sessions that used web search or MCP as polluted"),
+        KeySpec("generate_memories", "bool", True,
+                help="new sessions may become memories"),
+        KeySpec("use_memories", "bool", True,
+                help="new sessions are shown the memory summary"),
+        KeySpec("dedicated_tools", "bool", False, help="expose the memories.* tools"),
+        KeySpec("max_raw_memories_for_consolidation", "int", 256, 1, 4096,
+                help="raw memories fed to one consolidation"),
+        KeySpec("max_unused_days", "int", 30, 0, 365,
+                help="days a memory may go uncited before it is pruned"),
+        KeySpec("max_rollout_age_days", "int", 10, 0, 90,
+                help="sessions older than this are not extracted"),
+        KeySpec("max_rollouts_per_startup", "int", 2, 1, 128,
+                help="sessions extracted per Codex start-up (and the running-job cap)"),
+        KeySpec("min_rollout_idle_hours", "int", 6, 1, 48,
+                help="a session must be idle this long before it is extracted"),
+        KeySpec("min_rate_limit_remaining_percent", "int", 25, 0, 100,
+                help="skip the pipeline when less rate limit than this remains"),
+        KeySpec("extract_model", "str", None,
+                help="phase-1 model (unset: the provider default, gpt-6-luna in Codex 0.169)"),
+        KeySpec("consolidation_model", "str", None,
+                help="phase-2 model (unset: the provider default, gpt-6.1-terra in Codex 0.169)"),
+    )
+}
+
+FEATURE_KEY = KeySpec("memories", "bool", False, aliases=("memory_tool",),
+                      help="the [features] flag that turns Codex memories on")
+
+# memdeck's own settings, `memdeck.<name>` on the command line.
+MEMDECK_KEYS: dict[str, KeySpec] = {
+    s.name: s
+    for s in (
+        KeySpec("backend", "enum", "auto", choices=("auto", "offline", "openai"),
+                help="auto: openai when an endpoint or key is configured, else offline"),
+        KeySpec("base_url", "str", None, help="OpenAI-compatible endpoint (else OPENAI_BASE_URL)"),
+        KeySpec("api_key", "str", None, help="API key (else OPENAI_API_KEY)"),
+        KeySpec("extract_model", "str", None, help="phase-1 model when [memories] sets none"),
+        KeySpec("consolidation_model", "str", None,
+                help="phase-2 model when [memories] sets none"),
+        KeySpec("auto_accept", "bool", False,
+                help="apply consolidations without review (off: every change is reviewed)"),
+        KeySpec("auto_extract", "bool", False,
+                help="the watcher extracts sessions as they become idle"),
+        KeySpec("request_timeout", "int", 120, 5, 3600, help="seconds per model request"),
+        KeySpec("max_retries", "int", 3, 0, 10, help="retries per model request"),
+    )
+}
+
+
+def parse_value(spec: KeySpec, text: str) -> Any:
+    """Parse a command-line VALUE for `spec`, refusing what Codex would not accept."""
+    t = text.strip()
+    where = f"{spec.name} must be {spec.allowed()}"
+    if spec.kind == "bool":
+        low = t.lower()
+        if low in ("true", "on", "yes", "1"):
+            return True
+        if low in ("false", "off", "no", "0"):
+            return False
+        raise ConfigError(f"{where}; got {text!r}")
+    if spec.kind == "int":
+        try:
+            value = int(t, 10)
+        except ValueError:
+            raise ConfigError(f"{where}; got {text!r}") from None
+        if not (spec.lo <= value <= spec.hi):  # type: ignore[operator]
+            raise ConfigError(f"{where}; got {value}")
+        return value
+    if spec.kind == "enum":
+        unq = t.strip('"')
+        if unq not in spec.choices:
+            raise ConfigError(f"{where}; got {text!r}")
+        return unq
+    if len(t) >= 2 and t[0] == t[-1] == '"':
+        t = t[1:-1]
+    if not t:
+        raise ConfigError(f"{spec.name} must be a non-empty string")
+    return t
+
+
+def coerce_stored(spec: KeySpec, value: Any) -> Any:
+    """What Codex makes of a stored value: integers clamped, a wrong type read as the default."""
+    if value is None:
+        return spec.default
+    if spec.kind == "bool":
+        return value if isinstance(value, bool) else spec.default
+    if spec.kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            return spec.default
+        return max(spec.lo, min(spec.hi, value))  # type: ignore[type-var]
+    if spec.kind == "enum":
+        return value if value in spec.choices else spec.default
+    return value if isinstance(value, str) and value else spec.default
+
+
+def toml_literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if value is None:
+        return ""
+    import json
+
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class MemoriesConfig:
+    """The effective `[memories]` values (clamped as Codex clamps them) and the feature flag."""
+
+    feature_enabled: bool
+    version: str | None  # as configured; None when unset (CodexHome.memory_version resolves it)
+    dual_write: bool
+    disable_on_external_context: bool
+    generate_memories: bool
+    use_memories: bool
+    dedicated_tools: bool
+    max_raw_memories_for_consolidation: int
+    max_unused_days: int
+    max_rollout_age_days: int
+    max_rollouts_per_startup: int
+    min_rollout_idle_hours: int
+    min_rate_limit_remaining_percent: int
+    extract_model: str | None
+    consolidation_model: str | None
+    sqlite_home: str | None = None
+    version_raw: str | None = None  # the stored text, also when it is no version memdeck knows
+
+    @classmethod
+    def defaults(cls) -> MemoriesConfig:
+        return cls.from_document({})
+
+    @classmethod
+    def from_document(cls, doc: dict[str, Any]) -> MemoriesConfig:
+        mem = doc.get("memories")
+        mem = mem if isinstance(mem, dict) else {}
+        feats = doc.get("features")
+        feats = feats if isinstance(feats, dict) else {}
+        values: dict[str, Any] = {}
+        for name, spec in MEMORIES_KEYS.items():
+            raw = _lookup(mem, spec)
+            values[name] = coerce_stored(spec, raw)
+        raw_version = _lookup(mem, MEMORIES_KEYS["version"])
+        values["version_raw"] = raw_version if isinstance(raw_version, str) else None
+        values["feature_enabled"] = coerce_stored(FEATURE_KEY, _lookup(feats, FEATURE_KEY))
+        sqlite_home = doc.get("sqlite_home")
+        values["sqlite_home"] = sqlite_home if isinstance(sqlite_home, str) else None
+        return cls(**values)
+
+
+def _lookup(table: dict[str, Any], spec: KeySpec) -> Any:
+    if spec.name in table:
+        return table[spec.name]
+    for alias in spec.aliases:
+        if alias in table:
+            return table[alias]
+    return None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; a missing file is an empty document; a broken one is one clear line."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not valid UTF-8") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path} is not valid TOML: {e}") from None
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write through a temp file in the same folder and rename it over the target.
+
+    A symlinked file (config.toml kept in a dotfiles repo) is written at its target so the
+    link survives. The file's permission bits are kept.
+    """
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644
+    tmp = write_temp(target, text, mode)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        remove_quietly(tmp)
+        raise
+
+
+def write_temp(target: Path, text: str, mode: int = 0o644) -> str:
+    """`text` in a hidden temp file beside `target`, flushed to disk; its path. The caller
+    renames or links it into place (or removes it)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        remove_quietly(tmp)
+        raise
+    return tmp
+
+
+def remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+class SettingsFile:
+    """Get and set keys in one TOML file, keeping everything else in it byte for byte."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> dict[str, Any]:
+        return read_toml(self.path)
+
+    def set(self, table: str | None, spec: KeySpec, value: Any) -> None:
+        import tomlkit
+
+        current = self.path.read_text(encoding="utf-8") if self.path.exists() else ""
+        read_toml(self.path)  # refuse to touch a file we cannot parse
+        doc = tomlkit.parse(current)
+        if table is None:
+            container: Any = doc
+        else:
+            container = doc.get(table)
+            if container is None:
+                container = tomlkit.table()
+                doc[table] = container
+            elif not hasattr(container, "__setitem__") or not hasattr(container, "keys"):
+                raise ConfigError(f"{self.path}: `{table}` is not a table; fix it by hand first")
+        existing = next((k for k in (spec.name, *spec.aliases) if k in container), spec.name)
+        container[existing] = value
+        write_text_atomic(self.path, tomlkit.dumps(doc))
+
+    def unset(self, table: str | None, spec: KeySpec) -> bool:
+        import tomlkit
+
+        if not self.path.exists():
+            return False
+        read_toml(self.path)
+        doc = tomlkit.parse(self.path.read_text(encoding="utf-8"))
+        container: Any = doc if table is None else doc.get(table)
+        if container is None:
+            return False
+        removed = False
+        for k in (spec.name, *spec.aliases):
+            if k in container:
+                del container[k]
+                removed = True
+        if removed:
+            write_text_atomic(self.path, tomlkit.dumps(doc))
+        return removed
+
+
+@dataclass(frozen=True)
+class SettingValue:
+    key: str
+    value: Any
+    is_set: bool
+    default: Any
+    allowed: str
+    help: str
+    note: str = ""  # why the value is what it is, when memdeck derives it (the version)
+
+
+def resolve_key(key: str) -> tuple[str, str | None, KeySpec]:
+    """Map a CLI key to (file, table, spec): file is "codex" or "memdeck"."""
+    if key.startswith("memdeck."):
+        name = key.split(".", 1)[1]
+        spec = MEMDECK_KEYS.get(name)
+        if spec is None:
+            raise ConfigError(
+                f"unknown memdeck setting {name!r}; known: " + ", ".join(sorted(MEMDECK_KEYS))
+            )
+        return "memdeck", None, spec
+    if key in ("memories", "features.memories", *FEATURE_KEY.aliases):
+        return "codex", "features", FEATURE_KEY
+    name = key.split(".", 1)[1] if key.startswith("memories.") else key
+    for spec in MEMORIES_KEYS.values():
+        if name == spec.name or name in spec.aliases:
+            return "codex", "memories", spec
+    raise ConfigError(
+        f"unknown key {key!r}; use `memories`, a [memories] key ("
+        + ", ".join(MEMORIES_KEYS)
+        + ") or memdeck.<name>"
+    )
+
+
+def all_keys() -> list[str]:
+    return ["memories", *MEMORIES_KEYS, *(f"memdeck.{k}" for k in MEMDECK_KEYS)]

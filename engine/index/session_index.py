@@ -1,0 +1,344 @@
+"""The session index: every rollout of a Codex home, kept current incrementally.
+
+A file is identified by its path; its (size, mtime) say whether it changed. An unchanged file
+is not opened. A plain `.jsonl` that only grew is read from the offset just past its last
+complete line, with the earlier findings carried over; anything else (shrunk, rewritten,
+compressed) is scanned again. Cold scans of many files run in a small process pool: the
+work is CPU-bound JSON validation and the machine has more than one core.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from ..codex.home import CodexHome
+from ..store import Store
+from .scan import ScanState, scan_file, thread_id_from_name
+
+log = logging.getLogger(__name__)
+
+PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
+BATCH_FILES = 32
+# What the scanner makes of a file. Bumped when that changes (2: a session_meta without
+# `source` reads as vscode, as Codex reads it), so that rows written by an older scanner are
+# scanned again once instead of being trusted because the file did not change.
+SCAN_VERSION = "2"
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutFile:
+    rel: str  # relative to the home
+    path: str
+    archived: bool
+    size: int
+    mtime_ns: int
+
+
+class IndexedSession(NamedTuple):
+    """One row of the index: what the rollout says, before any status is decided.
+
+    A NamedTuple rather than a frozen dataclass: a listing builds 10,000 of these, and a
+    frozen dataclass costs five times as much to construct."""
+
+    rel: str
+    path: str
+    archived: bool
+    size: int
+    updated_at: int
+    thread_id: str | None
+    started_at: str | None  # as the rollout wrote it
+    cwd: str | None
+    source: str | None
+    memory_mode: str | None
+    memory_mode_line: int | None
+    preview: str
+    bad_lines: int
+    file_problem: str | None
+    format: str | None
+    model: str | None
+    git_branch: str | None = None
+    originator: str | None = None
+
+
+@dataclass(frozen=True)
+class RefreshStats:
+    files: int
+    scanned_full: int
+    scanned_append: int
+    removed: int
+    bytes_read: int
+    seconds: float
+
+
+def discover(home: CodexHome) -> list[RolloutFile]:
+    """All rollout files under sessions/ (dated tree) and archived_sessions/ (flat)."""
+    found: list[RolloutFile] = []
+    cut = len(str(home.root)) + 1
+    for base, archived in home.rollout_dirs():
+        stack = [str(base)]
+        seen: set[tuple[int, int]] = set()  # folders by inode: a symlink loop is walked once
+        while stack:
+            d = stack.pop()
+            try:
+                st = os.stat(d)
+                if (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                with os.scandir(d) as it:
+                    entries = list(it)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                log.warning("cannot list %s: %s", d, e.strerror)
+                continue
+            zst_twins = None
+            for e in entries:
+                name = e.name
+                try:
+                    if not name.startswith("rollout-"):
+                        if e.is_dir():
+                            stack.append(e.path)
+                        continue
+                    if name.endswith(".jsonl.zst"):
+                        if zst_twins is None:
+                            zst_twins = {x.name for x in entries}
+                        if name[:-4] in zst_twins:  # re-materialised to append: .jsonl wins
+                            continue
+                    elif not name.endswith(".jsonl"):
+                        continue
+                    st = e.stat()
+                except OSError:
+                    continue
+                found.append(RolloutFile(e.path[cut:], e.path, archived, st.st_size,
+                                         st.st_mtime_ns))
+    return found
+
+
+def _scan_batch(items: list[tuple[RolloutFile, str | None]]) -> list[tuple]:
+    """Scan files and return finished index rows (runs in pool workers)."""
+    now = time.time()
+    out = []
+    for f, prior_json in items:
+        prior = ScanState.from_dict(json.loads(prior_json)) if prior_json else None
+        out.append(_row(f, scan_file(f.path, prior), now))  # type: ignore[arg-type]
+    return out
+
+
+def _collect(pool: Any, futures: dict[Any, list]) -> Iterator[list[tuple]]:
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        for fut in as_completed(futures):
+            try:
+                yield fut.result()
+            except BrokenProcessPool:  # a worker died (out of memory?): finish in-process
+                yield _scan_batch(futures[fut])
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _pool_context() -> Any:
+    import multiprocessing
+
+    # fork is cheap and safe while this process has one thread (the CLI); from a threaded
+    # host (the TUI) a fresh interpreter avoids inheriting held locks.
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    _start_resource_tracker()
+    return multiprocessing.get_context("spawn")
+
+
+def _start_resource_tracker() -> None:
+    """Spawned workers need multiprocessing's resource tracker, which hands it our stderr's
+    file descriptor. A TUI replaces sys.stderr with an object without one (fileno() -1), and
+    the tracker then fails to start ("bad value(s) in fds_to_keep"): give it /dev/null."""
+    import sys
+    from multiprocessing import resource_tracker
+
+    try:
+        usable = sys.stderr is not None and sys.stderr.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = False
+    if usable:
+        return
+    saved = sys.stderr
+    with open(os.devnull, "w") as devnull:
+        sys.stderr = devnull
+        try:
+            resource_tracker.ensure_running()
+        finally:
+            sys.stderr = saved
+
+
+class SessionIndex:
+    def __init__(self, home: CodexHome, store: Store, workers: int | None = None) -> None:
+        self.home = home
+        self.store = store
+        self.last_refresh: RefreshStats | None = None
+        self.workers = workers if workers is not None else min(4, os.cpu_count() or 1)
+
+    # -- refresh ----------------------------------------------------------------------
+    def refresh(self, rows: list[tuple] | None = None) -> RefreshStats:
+        """Bring the index up to date; `rows` (from `_rows()`) saves reading it again."""
+        t0 = time.perf_counter()
+        files = discover(self.home)
+        if rows is None and not self.store.path.exists():
+            # first run: every file is new, so the scans start before the store exists and
+            # its creation (migrations) runs here while the workers read
+            return self._write(len(files), files, [], [], self._run_scans(files, {}), {}, t0,
+                               new_version=True)
+        if rows is None:
+            rows = self._rows()
+        known = {r[0]: (r[2], r[3], r[1]) for r in rows}
+        outdated = bool(known) and self._scan_version() != SCAN_VERSION
+        full: list[RolloutFile] = []
+        append: list[RolloutFile] = []
+        for f in files:
+            k = known.get(f.rel)
+            if k is None or outdated:
+                full.append(f)
+            elif k[0] == f.size and k[1] == f.mtime_ns and bool(k[2]) == f.archived:
+                continue
+            elif f.size > k[0] and not f.rel.endswith(".zst"):
+                append.append(f)
+            else:
+                full.append(f)
+        seen = {f.rel for f in files}
+        removed = [p for p in known if p not in seen]
+        priors: dict[str, str | None] = dict(self._scan_json([f.rel for f in append]))
+        rows = self._run_scans([*full, *append], priors)
+        return self._write(len(files), full, append, removed, rows, priors, t0,
+                           new_version=outdated or (not known and bool(files)))
+
+    def _write(self, n_files: int, full: list[RolloutFile], append: list[RolloutFile],
+               removed: list[str], rows: Iterator[list[tuple]], priors: dict[str, str | None],
+               t0: float, new_version: bool = False) -> RefreshStats:
+        """Store scan results batch by batch as they arrive, in one transaction."""
+        with self.store.transaction() as c:
+            if new_version:  # every row below is this scanner's
+                c.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('scan_version', ?)",
+                          (SCAN_VERSION,))
+            if removed:
+                c.executemany("DELETE FROM sessions WHERE path = ?", [(p,) for p in removed])
+            for batch in rows:
+                c.executemany(
+                    "INSERT OR REPLACE INTO sessions (path, archived, size, mtime_ns, scan, "
+                    "thread_id, started_at, cwd, source, memory_mode, memory_mode_line, "
+                    "preview, bad_lines, file_problem, format, model, indexed_at, git_branch) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    batch,
+                )
+        bytes_read = sum(f.size for f in full) + sum(
+            f.size - json.loads(priors.get(f.rel) or "{}").get("offset", 0) for f in append)
+        return RefreshStats(n_files, len(full), len(append), len(removed), bytes_read,
+                            time.perf_counter() - t0)
+
+    def _scan_version(self) -> str | None:
+        row = self.store.conn().execute(
+            "SELECT value FROM meta WHERE key = 'scan_version'").fetchone()
+        return row[0] if row else None
+
+    def _scan_json(self, rels: list[str]) -> Iterable[tuple[str, str | None]]:
+        conn = self.store.conn()
+        for i in range(0, len(rels), 500):
+            chunk = rels[i : i + 500]
+            q = ",".join("?" * len(chunk))
+            yield from conn.execute(f"SELECT path, scan FROM sessions WHERE path IN ({q})", chunk)
+
+    def _run_scans(self, files: list[RolloutFile],
+                   priors: dict[str, str | None]) -> Iterator[list[tuple]]:
+        """Start scanning now; the returned iterator yields rows batch by batch."""
+        items = [(f, priors.get(f.rel)) for f in sorted(files, key=lambda f: f.size,
+                                                         reverse=True)]
+        total = sum(f.size for f in files)
+        if self.workers > 1 and total >= PARALLEL_MIN_BYTES and len(files) > BATCH_FILES:
+            # big files first, dealt round-robin, so the workers finish together
+            n_batches = max(self.workers * 4, len(items) // BATCH_FILES)
+            batches = [items[i::n_batches] for i in range(n_batches)]
+            from concurrent.futures import ProcessPoolExecutor
+
+            try:
+                pool = ProcessPoolExecutor(self.workers, mp_context=_pool_context())
+                futures = {pool.submit(_scan_batch, b): b for b in batches}
+            except (OSError, RuntimeError, ValueError) as e:  # no processes here: in-process
+                log.warning("parallel scan unavailable (%s); scanning in one process", e)
+            else:
+                return _collect(pool, futures)
+        return iter([_scan_batch(items)] if items else [])
+
+    # -- reading ----------------------------------------------------------------------
+    def _rows(self) -> list[tuple]:
+        conn = self.store.conn()
+        conn.row_factory = None  # plain tuples: 10,000 rows a listing
+        try:
+            return conn.execute(
+                "SELECT path, archived, size, mtime_ns, thread_id, started_at, cwd, source, "
+                "memory_mode, memory_mode_line, preview, bad_lines, file_problem, format, "
+                "model, git_branch, json_extract(scan, '$.originator') FROM sessions"
+            ).fetchall()
+        finally:
+            conn.row_factory = sqlite3.Row
+
+    def codex_versions(self) -> list[str]:
+        """The distinct `cli_version`s of the indexed sessions (the Codex versions that wrote
+        them)."""
+        if not self.store.path.exists():
+            return []
+        rows = self.store.conn().execute(
+            "SELECT DISTINCT json_extract(scan, '$.cli_version') FROM sessions").fetchall()
+        return [r[0] for r in rows if isinstance(r[0], str) and r[0]]
+
+    def sessions(self, refresh: bool = False) -> list[IndexedSession]:
+        """Every indexed session; with `refresh`, brought up to date first (one table read
+        when nothing changed)."""
+        rows = self._rows() if self.store.path.exists() else None
+        if refresh:
+            stats = self.refresh(rows)
+            self.last_refresh = stats
+            if rows is None or stats.scanned_full or stats.scanned_append or stats.removed:
+                rows = self._rows()
+        elif rows is None:
+            rows = []
+        root = str(self.home.root) + os.sep
+        return [
+            IndexedSession(
+                r[0], root + r[0], bool(r[1]), r[2], r[3] // 1_000_000_000,
+                r[4] or thread_id_from_name(r[0]), r[5], r[6], r[7], r[8], r[9], r[10] or "",
+                r[11] or 0, r[12], r[13], r[14], r[15], r[16],
+            )
+            for r in rows
+        ]
+
+    def scan_state(self, rel: str) -> ScanState | None:
+        row = self.store.conn().execute("SELECT scan FROM sessions WHERE path = ?",
+                                        (rel,)).fetchone()
+        return ScanState.from_dict(json.loads(row[0])) if row and row[0] else None
+
+
+def _dumps(d: dict) -> str:
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover
+        return json.dumps(d)
+    return orjson.dumps(d).decode()
+
+
+def _row(f: RolloutFile, st: ScanState, now: float) -> tuple:
+    """The sessions-table row for one scan."""
+    problem = st.file_problem
+    if problem is None and st.format == "legacy":
+        problem = "legacy rollout format (before Aug 2025): Codex cannot use it for memories"
+    return (
+        f.rel, int(f.archived), f.size, f.mtime_ns, _dumps(st.to_dict()),
+        st.thread_id, st.started_at, st.cwd, st.source, st.memory_mode, st.memory_mode_line,
+        st.preview, st.bad_lines, problem, st.format, st.model, now, st.git_branch,
+    )

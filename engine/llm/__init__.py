@@ -1,1 +1,0 @@
-"""Model backends (openai-compatible client, offline deterministic backend)."""

@@ -1,0 +1,392 @@
+"""The memory folder as a person edits it: list, read, save an edit, add an ad-hoc note.
+
+Every write follows the same rules: the path stays inside the memory root and passes through
+no symlink (Codex refuses a symlinked root and deletes symlinks inside it, codex-format §3.1,
+§4.6); the text holds no secret; the global consolidation lease is held while writing, so a
+running consolidation or accept never races the edit; the state found on disk is recorded in
+history first (an outside change stays `external`), the file is written atomically, and the
+result is committed as the user's. A save names the version it started from; when the file
+changed on disk since, nothing is written and `MemoryConflict` carries what is there now.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..codex.home import CodexHome
+from ..errors import HomeError, MemdeckError, NotFound
+from ..redact import find_secrets
+
+NOTES_DIR = PurePosixPath("extensions/ad_hoc/notes")
+NOTE_KINDS = ("remember", "forget")
+SLUG_MAX = 40
+MAX_EDIT_BYTES = 4 << 20  # bigger files are shown in part, read-only
+# Codex's `add_ad_hoc_note` filename rule (codex-format §5.3); our names always match it.
+NOTE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[a-z0-9][a-z0-9-]{0,79}\.md$")
+
+# kind → order in the list: what the agent reads first comes first
+KIND_ORDER = {"summary": 0, "memory": 1, "raw": 2, "skill": 3, "rollout_summary": 4,
+              "note": 5, "extension": 6, "other": 7}
+HINTS = {
+    "summary": "injected into every new session (its first line must stay v1)",
+    "memory": "the handbook the agent searches; your edits here are authoritative",
+    "raw": "rebuilt from the raw memories at every consolidation: edits here do not last",
+    "rollout_summary": "rewritten when its session is extracted again",
+    "note": "an ad-hoc note: folded into memory at the next consolidation",
+}
+
+
+class MemoryConflict(MemdeckError):
+    """The file changed on disk since the edit began; nothing was written."""
+
+    def __init__(self, path: str, disk_text: str | None, disk_version: str | None) -> None:
+        what = "was deleted" if disk_text is None else "changed on disk"
+        super().__init__(f"{path} {what} since you opened it; nothing was saved")
+        self.path = path
+        self.disk_text = disk_text  # None: the file is gone
+        self.disk_version = disk_version
+
+
+class SecretInText(MemdeckError):
+    """The text to write holds a secret; nothing was written."""
+
+
+class MemoryPathError(MemdeckError):
+    """A path outside the memory root, hidden, or through a symlink."""
+
+
+@dataclass(frozen=True)
+class MemoryFileInfo:
+    path: str  # relative to the memory root, with `/`
+    kind: str  # summary | memory | raw | skill | rollout_summary | note | extension | other
+    size: int
+    mtime: float
+
+
+@dataclass(frozen=True)
+class MemoryFileText:
+    path: str
+    kind: str
+    text: str
+    version: str  # sha256 of the bytes on disk: a save names it to detect outside changes
+    read_only: str | None = None  # why the file cannot be edited here, or None
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class MemorySaved:
+    path: str
+    version: str
+    changed: bool  # False: the text was already what is on disk; nothing written
+    commit: str | None  # the history commit of the edit
+
+
+@dataclass(frozen=True)
+class MemoryNote:
+    path: str
+    kind: str
+    text: str
+    commit: str | None
+
+
+def version_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def kind_of(rel: str) -> str:
+    parts = PurePosixPath(rel).parts
+    if len(parts) == 1 and parts[0] in ("memory_summary.md", "MEMORY.md", "raw_memories.md"):
+        return {"memory_summary.md": "summary", "MEMORY.md": "memory",
+                "raw_memories.md": "raw"}[parts[0]]
+    if parts[0] == "skills":
+        return "skill"
+    if parts[0] == "rollout_summaries" and len(parts) == 2 and rel.endswith(".md"):
+        return "rollout_summary"
+    if parts[:3] == NOTES_DIR.parts and len(parts) == 4 and rel.endswith(".md"):
+        return "note"
+    if parts[0] == "extensions":
+        return "extension"
+    return "other"
+
+
+def _ordered(files: list[MemoryFileInfo]) -> list[MemoryFileInfo]:
+    """By kind (what the agent reads first comes first); timestamp-named files newest first."""
+    out: list[MemoryFileInfo] = []
+    for kind in KIND_ORDER:
+        group = sorted((f for f in files if f.kind == kind), key=lambda f: f.path,
+                       reverse=kind in ("rollout_summary", "note"))
+        out += group
+    return out
+
+
+# -- paths ----------------------------------------------------------------------------------
+def _checked_root(home: CodexHome) -> Path:
+    root = home.memory_root
+    if root.is_symlink():
+        raise HomeError(f"{root} is a symlink; memdeck does not follow it (Codex refuses a "
+                        "symlinked memory root too)")
+    return root
+
+
+def resolve(home: CodexHome, rel: str) -> tuple[Path, str]:
+    """`rel` as a path inside the memory root, refusing `..`, absolute and hidden paths and
+    any symlink on the way; returns the path and the normalised relative name."""
+    if not isinstance(rel, str) or not rel.strip() or "\0" in rel or "\\" in rel:
+        raise MemoryPathError(f"{rel!r} is not a file name in the memory folder")
+    pure = PurePosixPath(rel.strip())
+    if pure.is_absolute() or any(p in ("..", ".") for p in pure.parts):
+        raise MemoryPathError(f"{rel} must stay within the memory folder")
+    if any(p.startswith(".") for p in pure.parts):
+        raise MemoryPathError(f"{rel}: hidden files are not part of memory")
+    root = _checked_root(home)
+    path = root
+    for part in pure.parts:
+        path = path / part
+        if path.is_symlink():
+            raise MemoryPathError(f"{pure} passes through a symlink; memdeck never writes "
+                                  "through one in the memory folder")
+    return path, pure.as_posix()
+
+
+# -- listing and reading ---------------------------------------------------------------------
+def list_files(home: CodexHome) -> list[MemoryFileInfo]:
+    """Every regular file of the memory root (hidden entries and symlinks left out)."""
+    root = _checked_root(home)
+    if not root.is_dir():
+        return []
+    out: list[MemoryFileInfo] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        base = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames
+                             if not d.startswith(".") and not (base / d).is_symlink())
+        for name in filenames:
+            p = base / name
+            if name.startswith("."):
+                continue
+            try:
+                st = p.lstat()
+            except OSError:
+                continue  # gone while we looked
+            if not os.path.isfile(p) or p.is_symlink():
+                continue
+            rel = p.relative_to(root).as_posix()
+            out.append(MemoryFileInfo(rel, kind_of(rel), st.st_size, st.st_mtime))
+    return _ordered(out)
+
+
+def read_file(home: CodexHome, rel: str) -> MemoryFileText:
+    path, rel = resolve(home, rel)
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    if size > MAX_EDIT_BYTES:  # an editor holding 200 MB would freeze the screen
+        return _read_head(path, rel, size)
+    data = _read_bytes(path, rel)
+    if data is None:
+        raise NotFound(f"no file {rel} in the memory folder")
+    kind = kind_of(rel)
+    try:
+        text, read_only = data.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        text = data.decode("utf-8", errors="replace")
+        read_only = (f"not valid UTF-8 (byte {e.start}): bad bytes are shown as \ufffd; "
+                     "memdeck will not save over it")
+    return MemoryFileText(rel, kind, text, version_of(data), read_only, HINTS.get(kind, ""))
+
+
+def _read_head(path: Path, rel: str, size: int) -> MemoryFileText:
+    """The first MAX_EDIT_BYTES of a huge file, up to its last whole line, read-only."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(MAX_EDIT_BYTES)
+    except OSError as e:
+        raise HomeError(f"cannot read {rel}: {e.strerror}") from None
+    head = head[: head.rfind(b"\n") + 1] or head
+    why = (f"{size / (1 << 20):.0f} MiB: the first {MAX_EDIT_BYTES >> 20} MiB are shown; "
+           "too large to edit here")
+    kind = kind_of(rel)
+    return MemoryFileText(rel, kind, head.decode("utf-8", errors="replace"), version_of(head),
+                          why, HINTS.get(kind, ""))
+
+
+def _read_bytes(path: Path, rel: str) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise MemoryPathError(f"{rel} is a folder, not a file") from None
+    except OSError as e:
+        raise HomeError(f"cannot read {rel}: {e.strerror}") from None
+
+
+# -- writing ---------------------------------------------------------------------------------
+_LOCKS: dict[Path, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+@contextmanager
+def _writing(home: CodexHome, now: float, purpose: str) -> Iterator[None]:
+    """One writer per root in this process, and the global lease across processes."""
+    from ..codex.pipeline_db import PipelineDB
+
+    home.require_writable_version()
+    if not os.path.lexists(home.memory_root):
+        # Creating a root is a choice of memory version for Codex (§9a): only an accepted
+        # consolidation makes one.
+        raise HomeError(f"{home.memory_root.name}/ does not exist yet: memdeck creates it only "
+                        "when you accept a consolidation (`memdeck consolidate`)")
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault(home.memory_root, threading.Lock())
+    with lock:
+        db = PipelineDB.open(home)
+        try:
+            with db.global_lease(int(now), purpose):
+                yield
+        finally:
+            db.close()
+
+
+def refuse_secrets(text: str, where: str) -> None:
+    found = find_secrets(text)
+    if found:
+        s = found[0]
+        line = text.count("\n", 0, s.start) + 1
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise SecretInText(f"{where} line {line} holds a secret ({s.kind}){more}; nothing "
+                           "was written: remove it and try again")
+
+
+def _encode(text: str, rel: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MemdeckError(f"the text for {rel} cannot be written as UTF-8") from None
+
+
+def save_file(home: CodexHome, rel: str, text: str, base_version: str | None,
+              now: float) -> MemorySaved:
+    """Write a user's edit of `rel`, made from the version `base_version` (None: a new file).
+
+    Raises `MemoryConflict` (nothing written) when the file on disk is no longer that
+    version, `SecretInText` when the text holds a secret."""
+    from ..codex.settings import write_text_atomic
+    from .history import History
+
+    path, rel = resolve(home, rel)
+    refuse_secrets(text, rel)
+    new = _encode(text, rel)
+    with _writing(home, now, f"save {rel}"):
+        path, rel = resolve(home, rel)  # again, under the lock: nothing swapped in since
+        current = _read_bytes(path, rel)
+        current_version = None if current is None else version_of(current)
+        if current_version != base_version:
+            disk = None if current is None else current.decode("utf-8", errors="replace")
+            raise MemoryConflict(rel, disk, current_version)
+        if current is not None:
+            try:
+                current.decode("utf-8")
+            except UnicodeDecodeError:
+                raise MemdeckError(f"{rel} on disk is not valid UTF-8; memdeck will not "
+                                   "save over it") from None
+        if current == new:
+            return MemorySaved(rel, version_of(new), False, None)
+        history = History(home)
+        history.snapshot()  # what was there (an outside change stays `external`)
+        try:
+            write_text_atomic(path, text)
+        except OSError as e:
+            raise MemdeckError(f"cannot write {rel}: {e.strerror or e}") from None
+        commit = history.snapshot("user", f"edit {rel}")
+        return MemorySaved(rel, version_of(new), True, commit)
+
+
+def note_slug(text: str) -> str:
+    """The first words of a note as `a-z0-9-`, at most SLUG_MAX characters, cut at a word."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = ""
+    for w in words:
+        nxt = f"{slug}-{w}" if slug else w
+        if len(nxt) > SLUG_MAX:
+            if not slug:
+                slug = w[:SLUG_MAX]
+            break
+        slug = nxt
+    return slug or "note"
+
+
+def note_body(text: str, kind: str) -> str:
+    """What the note file says: `Remember: …` or `Forget: …`, as the demo's note does."""
+    return f"{kind.capitalize()}: {text.strip()}\n"
+
+
+def add_note(home: CodexHome, text: str, kind: str, now: float) -> MemoryNote:
+    """Write `extensions/ad_hoc/notes/<YYYY-MM-DDTHH-MM-SS>-<slug>.md` (Codex's name,
+    codex-format §4.3/§5.3), create-new, so two notes never overwrite each other."""
+    from .history import History
+
+    if kind not in NOTE_KINDS:
+        raise MemdeckError(f"a note is either remember or forget, not {kind!r}")
+    if not text.strip():
+        raise MemdeckError("the note is empty; nothing was written")
+    body = note_body(text, kind)
+    refuse_secrets(body, "the note")
+    _encode(body, "the note")
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(int(now)))
+    slug = note_slug(text)
+    with _writing(home, now, "add a note"):
+        notes, _ = resolve(home, NOTES_DIR.as_posix())
+        history = History(home)
+        history.snapshot()
+        try:
+            notes.mkdir(parents=True, exist_ok=True)
+            resolve(home, NOTES_DIR.as_posix())  # mkdir made no symlink appear on the way
+            n = 1
+            while True:
+                name = f"{stamp}-{slug}.md" if n == 1 else f"{stamp}-{slug}-{n}.md"
+                if _create_new(notes / name, body):
+                    break
+                n += 1
+        except OSError as e:
+            raise MemdeckError(f"cannot write the note: {e.strerror or e}") from None
+        rel = (NOTES_DIR / name).as_posix()
+        commit = history.snapshot("user", f"note: {slug}")
+        return MemoryNote(rel, kind, body, commit)
+
+
+def _create_new(target: Path, text: str) -> bool:
+    """Write `text` to `target` only if it does not exist yet; False when it does.
+
+    The text goes to a temp file first and is hard-linked into place: the name appears
+    complete or not at all, and an existing file is never replaced."""
+    from ..codex.settings import remove_quietly, write_temp
+
+    tmp = write_temp(target, text)
+    try:
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            return False
+        except OSError:  # a file system without hard links: exclusive create instead
+            try:
+                out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return False
+            with os.fdopen(out, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        return True
+    finally:
+        remove_quietly(tmp)

@@ -1,0 +1,180 @@
+"""memdeck's history of the memory folder: `memdeck/history.git`, work tree = the memory root.
+
+Codex deletes and re-creates `<root>/.git` after every consolidation, so that repository
+cannot hold history; this one does. memdeck commits the root whenever it finds it in a
+state the history does not hold yet, labelled with who made it (a `Memdeck-Origin:`
+trailer): `codex` (the root is exactly Codex's baseline commit), `consolidation`, `user`,
+`restore`, or `external` (anything else that changed it). Nothing is ever rewritten: a
+restore is a new commit. Git never tracks a `.git` entry, so Codex's baseline inside the
+root stays out of it. GitPython repositories are opened per call, never shared.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+from ..codex.home import CodexHome
+from ..errors import HomeError, NotFound
+from .baseline import is_codex_baseline
+
+ORIGINS = ("codex", "consolidation", "user", "external", "restore")
+TRAILER = "Memdeck-Origin"
+AUTHOR = ("memdeck", "memdeck@localhost")
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    commit: str
+    time: float
+    origin: str
+    summary: str
+
+
+def _env() -> dict[str, str]:
+    return {"GIT_AUTHOR_NAME": AUTHOR[0], "GIT_AUTHOR_EMAIL": AUTHOR[1],
+            "GIT_COMMITTER_NAME": AUTHOR[0], "GIT_COMMITTER_EMAIL": AUTHOR[1],
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+
+class History:
+    def __init__(self, home: CodexHome) -> None:
+        self.home = home
+        self.root = home.memory_root
+        self.gitdir = home.history_git
+
+    def _repo(self) -> Any:
+        import git
+
+        if self.root.is_symlink():
+            raise HomeError(f"{self.root} is a symlink; memdeck keeps no history through it")
+        if not (self.gitdir / "HEAD").exists():
+            self.home.ensure_memdeck_dir()
+            git.Repo.init(self.gitdir, bare=True).close()
+        repo = git.Repo(self.gitdir)
+        repo.git.update_environment(GIT_WORK_TREE=str(self.root), GIT_DIR=str(self.gitdir),
+                                    **_env())
+        return repo
+
+    def _has_head(self, repo: Any) -> bool:
+        try:
+            repo.head.commit  # noqa: B018
+        except ValueError:
+            return False
+        return True
+
+    def snapshot(self, origin: str | None = None, summary: str = "",
+                 trailers: dict[str, str] | None = None) -> str | None:
+        """Commit the root if history does not hold its state yet; return the new commit.
+
+        `origin=None` means: memdeck did not make this change itself; it is `codex` when the
+        root is exactly Codex's own baseline commit, else `external`.
+
+        A root that does not exist is never created (that would switch Codex's memory version,
+        codex-format §9a); if history held files, their removal is recorded."""
+        if not os.path.lexists(self.root):
+            return self._record_missing_root(origin, summary)
+        with self._repo() as repo:
+            repo.git.add("-A", ".")
+            fresh = not self._has_head(repo)
+            if not fresh and not repo.git.diff("--cached", "--name-only", "HEAD"):
+                return None
+            if origin is None:
+                origin = "codex" if self._is_codex_baseline_state() else "external"
+            if origin not in ORIGINS:
+                raise ValueError(f"unknown origin {origin!r}")
+            title = summary or {"codex": "Codex consolidation", "external":
+                                "changed outside memdeck"}.get(origin, origin)
+            lines = [title, "", f"{TRAILER}: {origin}"]
+            lines += [f"{k}: {v}" for k, v in (trailers or {}).items()]
+            repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "--allow-empty",
+                            "-m", "\n".join(lines))
+            return str(repo.head.commit.hexsha)
+
+    def _record_missing_root(self, origin: str | None, summary: str) -> str | None:
+        """The root is gone: commit the empty tree after the last state, without a work tree."""
+        import git
+
+        if not (self.gitdir / "HEAD").exists():
+            return None
+        with git.Repo(self.gitdir) as repo:
+            repo.git.update_environment(**_env())
+            if not self._has_head(repo) or not list(repo.head.commit.tree.traverse()):
+                return None
+            origin = origin or "external"
+            title = summary or f"{self.root.name}/ removed"
+            empty = repo.git.mktree(istream=subprocess.DEVNULL)  # writes the empty tree
+            sha = repo.git.commit_tree(empty, "-p", "HEAD", "-m",
+                                       f"{title}\n\n{TRAILER}: {origin}")
+            repo.git.update_ref("HEAD", sha)
+            return str(sha)
+
+    def _is_codex_baseline_state(self) -> bool:
+        """The root's own `.git` is Codex's baseline and the files are exactly its tree."""
+        import git
+
+        if not (self.root / ".git").is_dir():
+            return False
+        try:
+            with git.Repo(self.root) as inner:
+                c = inner.head.commit
+                if not is_codex_baseline(c.message, c.author.name, c.author.email):
+                    return False
+                return not inner.git.status("--porcelain", "--untracked-files=all")
+        except (git.GitError, ValueError):
+            return False
+
+    def entries(self) -> list[HistoryEntry]:
+        if not (self.gitdir / "HEAD").exists():
+            return []
+        with self._repo() as repo:
+            if not self._has_head(repo):
+                return []
+            return [HistoryEntry(c.hexsha, float(c.committed_date), _origin(c.message),
+                                 c.summary) for c in repo.iter_commits("HEAD")]
+
+    def _commit(self, repo: Any, rev: str) -> Any:
+        import git
+
+        try:
+            return repo.commit(rev)
+        except (git.BadName, ValueError, git.GitCommandError):
+            raise NotFound(f"no commit {rev!r} in memdeck's history") from None
+
+    def show(self, rev: str) -> tuple[HistoryEntry, str]:
+        with self._repo() as repo:
+            c = self._commit(repo, rev)
+            patch = repo.git.show("--format=", "--patch", "--stat", c.hexsha)
+            return HistoryEntry(c.hexsha, float(c.committed_date), _origin(c.message),
+                                c.summary), patch
+
+    def restore(self, rev: str) -> str:
+        """Make the root what it was at `rev`, as a new `restore` commit."""
+        self.snapshot()  # whatever is there now is kept first
+        with self._repo() as repo:
+            c = self._commit(repo, rev)
+            keep = {".git"}
+            for child in self.root.iterdir():
+                if child.name in keep:
+                    continue
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+            if any(True for _ in c.tree.traverse()):  # an empty state has nothing to check out
+                repo.git.checkout(c.hexsha, "--", ".")
+        new = self.snapshot("restore", f"restore {c.hexsha[:12]}: {c.summary}",
+                            {"Memdeck-Restored": c.hexsha})
+        return new or rev
+
+
+def _origin(message: str) -> str:
+    for line in reversed(message.strip().splitlines()):
+        if line.startswith(f"{TRAILER}:"):
+            value = line.split(":", 1)[1].strip()
+            return value if value in ORIGINS else "external"
+    return "external"
+

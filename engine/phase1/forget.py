@@ -1,0 +1,104 @@
+"""Forget a session with Codex's semantics (DESIGN §4, codex-format §2.1, §2.3).
+
+1. Its memory mode becomes `disabled` the way Codex changes it: a copy of the first
+   `session_meta` with `memory_mode` set and `git` removed is appended to the rollout (a
+   compressed rollout is first re-materialised as plain `.jsonl`, as Codex does).
+2. Its stage-1 row and job are deleted; phase 2 is enqueued when the row had been used, so
+   the next consolidation removes what only this session supported.
+
+The append is one `write` on an O_APPEND descriptor. It is refused while the rollout's last
+line is unfinished (Codex is writing it) rather than risk joining two lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..codex import jsonfast
+from ..codex.home import CodexHome
+from ..codex.linestream import is_compressed
+from ..codex.pipeline_db import PipelineDB
+from ..codex.rollout import SessionMeta, read_rollout
+from ..errors import MemdeckError
+from ..index.sessions import Session
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    thread_id: str
+    rollout_path: str
+    had_memory: bool
+    phase2_enqueued: bool
+    already_disabled: bool
+
+
+def _materialise(path: Path) -> Path:
+    """`x.jsonl.zst` -> `x.jsonl` (atomically), the compressed file removed afterwards."""
+    import zstandard
+
+    plain = path.with_name(path.name[: -len(".zst")])
+    with open(path, "rb") as src:
+        data = zstandard.ZstdDecompressor().stream_reader(src).read()
+    fd, tmp = tempfile.mkstemp(prefix=f".{plain.name}.", dir=plain.parent)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    st = path.stat()
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, plain)
+    path.unlink()
+    return plain
+
+
+def disabled_meta_line(first: SessionMeta, timestamp: str) -> bytes:
+    payload = {k: v for k, v in first.raw.items() if k != "git"}
+    payload["memory_mode"] = "disabled"
+    line = {"timestamp": timestamp, "type": "session_meta", "payload": payload}
+    return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def append_disabled_meta(path: Path, timestamp: str) -> Path:
+    if is_compressed(path):
+        path = _materialise(path)
+    rollout = read_rollout(path)
+    meta = rollout.meta
+    if meta is None:
+        raise MemdeckError(f"{path.name} has no session_meta line; cannot change its mode")
+    with open(path, "rb") as f:
+        f.seek(max(0, path.stat().st_size - 1))
+        if f.read(1) not in (b"\n", b""):
+            raise MemdeckError(f"{path.name} is being written right now (its last line is "
+                               "unfinished); try again in a moment")
+    line = disabled_meta_line(meta, timestamp)
+    assert jsonfast.line_type(line.rstrip(b"\n")) == "session_meta"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return path
+
+
+def forget(home: CodexHome, session: Session, now: float) -> ForgetResult:
+    if not session.id:
+        raise MemdeckError(f"{session.rollout_path} has no thread id; nothing to forget")
+    path = Path(session.rollout_path)
+    already = session.memory_mode == "disabled"
+    if not already:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(now))
+        path = append_disabled_meta(path, stamp)
+    db = PipelineDB.open(home)
+    try:
+        row = db.conn.execute("SELECT selected_for_phase2 FROM stage1_outputs "
+                              "WHERE thread_id = ?", (session.id,)).fetchone()
+        had = db.forget_thread(session.id, int(now))
+    finally:
+        db.close()
+    return ForgetResult(session.id, str(path), had, bool(row and row[0]), already)

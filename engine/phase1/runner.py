@@ -1,0 +1,233 @@
+"""Phase 1: one raw memory and one summary per session (codex-format §3), run by memdeck.
+
+Selection, claims, leases, retries and watermarks follow Codex's rules (see jobs.py), so a
+session Codex is extracting right now is left alone and nothing is extracted twice. The
+model's output is redacted before it is stored; a failure is recorded with its retry time
+and never reaches memory.
+
+The home's memory version decides the shape (codex-format §3.4, §9a): V1 stores a raw memory
+and a summary and gives "no output" when either is empty; V2 sends the tiered input, stores
+only the summary (`raw_memory = ""`, summary cut to 9,000 bytes) and gives "no output" when
+the summary is empty. The version is read once per run, with the pipeline DB it goes with.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..codex.pipeline_db import PipelineDB
+from ..codex.rollout import read_rollout
+from ..errors import MemdeckError
+from ..index.sessions import Session
+from ..redact import redact
+from .input_v1 import Phase1Input, build_input, truncate_bytes
+from .input_v2 import build_input_v2
+
+CONCURRENCY_LIMIT = 8
+V2_SUMMARY_BYTES = 9_000  # Codex cuts a V2 rollout_summary to this after redaction
+NOT_EXTRACTABLE = ("disabled", "polluted", "not_interactive", "archived", "empty",
+                   "unreadable")
+
+
+@dataclass(frozen=True)
+class Phase1Output:
+    raw_memory: str
+    rollout_summary: str
+    rollout_slug: str | None
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class Phase1Backend(Protocol):
+    name: str  # "openai" | "offline"
+    model: str
+
+    def extract(self, inp: Phase1Input, session: Session) -> Phase1Output: ...
+
+
+@dataclass(frozen=True)
+class ExtractResult:
+    thread_id: str
+    rollout_path: str
+    outcome: str  # extracted | no_output | failed | skipped | refused
+    detail: str
+
+
+@dataclass(frozen=True)
+class ExtractReport:
+    backend: str
+    model: str
+    pipeline_db: str
+    pruned: int
+    results: tuple[ExtractResult, ...]
+    cancelled: bool = False
+    version: str = "v1"  # the memory version extracted for (its DB is `pipeline_db`)
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for r in self.results if r.outcome == outcome)
+
+
+Progress = Callable[[int, int, ExtractResult | None], None]  # None: the start
+
+
+def select(sessions: list[Session], ids: list[str] | None,
+           find: Callable[[list[Session], str], Session]) -> tuple[list[Session],
+                                                                   list[ExtractResult]]:
+    """Eligible sessions (newest first), or the named ones with the time rules waived."""
+    if not ids:
+        chosen = [s for s in sessions if s.status in ("eligible", "failed") and s.id]
+        return chosen, []
+    chosen, refused = [], []
+    for key in ids:
+        s = find(sessions, key)
+        if s.status in NOT_EXTRACTABLE or not s.id:
+            refused.append(ExtractResult(s.id or key, s.rollout_path, "refused",
+                                         f"{s.status}: {s.reason}"))
+        elif s not in chosen:
+            chosen.append(s)
+    return chosen, refused
+
+
+class Phase1Runner:
+    def __init__(self, engine: Any, backend: Phase1Backend, *,
+                 concurrency: int = CONCURRENCY_LIMIT,
+                 cancel: threading.Event | None = None,
+                 progress: Progress | None = None) -> None:
+        self.engine = engine
+        self.backend = backend
+        self.concurrency = max(1, concurrency)
+        self.cancel = cancel or threading.Event()
+        self.progress = progress
+        self._done = 0
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._dbs: list[PipelineDB] = []
+        self.version = engine.home.memory_version  # one version for the whole run
+
+    def _db(self) -> PipelineDB:
+        """One pipeline-DB connection per worker thread, closed when the run ends."""
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = self._local.db = PipelineDB.open(self.engine.home)
+            with self._lock:
+                self._dbs.append(db)
+        return db
+
+    def run(self, sessions: list[Session], refused: list[ExtractResult]) -> ExtractReport:
+        cfg = self.engine.home.config
+        db = PipelineDB.open(self.engine.home)
+        try:
+            pruned = db.prune(cfg.max_unused_days, int(self.engine.clock.now()))
+            db_path = str(db.path)
+        finally:
+            db.close()
+        total = len(sessions)
+        if self.progress:
+            self.progress(0, total, None)  # the count is known: bars can show 0/N at once
+        try:
+            if total <= 1 or self.concurrency == 1:
+                results = [self._one(s, total) for s in sessions]
+            else:
+                pool = ThreadPoolExecutor(min(self.concurrency, total),
+                                          thread_name_prefix="memdeck-phase1")
+                try:
+                    results = list(pool.map(lambda s: self._one(s, total), sessions))
+                except BaseException:  # Ctrl-C: start nothing more, do not wait for calls
+                    self.cancel.set()
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+                pool.shutdown()
+        finally:
+            for db in self._dbs:
+                db.close()
+        return ExtractReport(self.backend.name, self.backend.model, db_path, pruned,
+                             tuple(refused) + tuple(results), self.cancel.is_set(),
+                             self.version)
+
+    def _one(self, session: Session, total: int) -> ExtractResult:
+        result = self._extract(session)
+        with self._lock:
+            self._done += 1
+            done = self._done
+        if self.progress:
+            self.progress(done, total, result)
+        return result
+
+    def _extract(self, s: Session) -> ExtractResult:
+        tid = s.id or ""
+        if self.cancel.is_set():
+            return ExtractResult(tid, s.rollout_path, "skipped", "cancelled")
+        now = lambda: int(self.engine.clock.now())  # noqa: E731
+        db = self._db()
+        outcome = db.claim_stage1(tid, s.updated_at, now(), self.concurrency)
+        if outcome.claim is None:
+            return ExtractResult(tid, s.rollout_path, "skipped", _SKIPS[outcome.skipped])
+        claim = outcome.claim
+        started = time.perf_counter()
+        failure: Exception | None = None
+        try:
+            build = build_input_v2 if self.version == "v2" else build_input
+            out = self.backend.extract(build(read_rollout(s.rollout_path)), s)
+        except MemdeckError as e:
+            error, failure = str(e), e
+        except Exception as e:  # noqa: BLE001 - recorded on the job, shown as one line
+            error = f"{type(e).__name__}: {e}"
+        else:
+            error = None
+        self._log(s, started, out if error is None else None, error, failure)
+        if error is not None:
+            db.stage1_failed(claim, now(), error)
+            return ExtractResult(tid, s.rollout_path, "failed", error)
+        raw, summary = redact(out.raw_memory), redact(out.rollout_summary)
+        slug = redact(out.rollout_slug) if out.rollout_slug else None
+        if self.version == "v2":
+            raw = ""  # V2 keeps no raw memory
+            empty = out.rollout_summary == ""
+            summary = truncate_bytes(summary, V2_SUMMARY_BYTES)[0]
+        else:
+            empty = raw == "" or summary == ""
+        if empty:
+            db.stage1_no_output(claim, now())
+            return ExtractResult(tid, s.rollout_path, "no_output",
+                                 "nothing durable to remember")
+        if not db.stage1_succeeded(claim, now(), raw, summary, slug):
+            return ExtractResult(tid, s.rollout_path, "skipped",
+                                 "lost the lease before finishing")
+        detail = (f"{len(summary)} bytes of summary" if self.version == "v2"
+                  else f"{len(raw)} bytes of raw memory")
+        return ExtractResult(tid, s.rollout_path, "extracted", detail)
+
+    def _log(self, s: Session, started: float, out: Phase1Output | None,
+             error: str | None, failure: Exception | None = None) -> None:
+        from memdeck import prompts
+
+        from ..call_log import log_call, prompt_hash
+
+        try:
+            name = "stage_one_system_v2" if self.version == "v2" else "stage_one_system"
+            log_call(self.engine.store.conn(), backend=self.backend.name, purpose="phase1",
+                     prompt_name=name, prompt_hash=prompt_hash(prompts.load(name)),
+                     model=out.model if out else self.backend.model, thread_id=s.id,
+                     input_tokens=out.input_tokens if out else
+                     getattr(failure, "input_tokens", 0),
+                     output_tokens=out.output_tokens if out else
+                     getattr(failure, "output_tokens", 0),
+                     duration_ms=int((time.perf_counter() - started) * 1000), error=error)
+        except Exception:  # noqa: BLE001 - the log must never fail an extraction
+            pass
+
+
+_SKIPS = {
+    "up_to_date": "up to date: already extracted at this version",
+    "running": "another worker holds this session's lease",
+    "retry_backoff": "failed recently; waiting for its retry time",
+    "retry_exhausted": "no retries left until the session changes",
+    "cap": "too many extractions running at once",
+    None: "skipped",
+}

@@ -1,0 +1,105 @@
+"""Which memory lines later sessions cited, and how often (DESIGN §5 `memdeck citations`).
+
+One event per assistant message that carries `<oai-mem-citation>` blocks (all its blocks
+together, as Codex parses them). Usage counts each valid-UUID rollout id once per event;
+invalid ids stay in the event and count for nothing. A line range counts once per event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..clock import iso_utc, parse_iso
+from ..codex.citations import OPEN, CitationEntry
+
+SKIP = ("unreadable", "empty")
+
+
+@dataclass(frozen=True)
+class CitationEvent:
+    citing_thread: str | None
+    time: float | None
+    entries: tuple[CitationEntry, ...]
+    rollout_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LineUsage:
+    path: str
+    line_start: int
+    line_end: int
+    count: int
+    last_cited: float | None
+
+
+@dataclass(frozen=True)
+class CitationReport:
+    events: tuple[CitationEvent, ...]
+    threads: dict[str, int]
+    lines: tuple[LineUsage, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "events": [{
+                "citing_thread": e.citing_thread, "time": iso_utc(e.time),
+                "entries": [{"path": c.path, "line_start": c.line_start,
+                             "line_end": c.line_end, "note": c.note} for c in e.entries],
+                "rollout_ids": list(e.rollout_ids)} for e in self.events],
+            "usage": {
+                "threads": dict(self.threads),
+                "lines": [{"path": u.path, "line_start": u.line_start, "line_end": u.line_end,
+                           "count": u.count, "last_cited": iso_utc(u.last_cited)}
+                          for u in self.lines]},
+        }
+
+
+def _may_cite(path: str, chunk: int = 1 << 20) -> bool:
+    """Cheap pre-check, in 1 MiB steps (a rollout can be gigabytes): a plain rollout without
+    the tag has nothing to parse."""
+    if path.endswith(".zst"):
+        return True
+    tag = OPEN.encode()
+    try:
+        with open(path, "rb") as f:
+            tail = b""
+            while block := f.read(chunk):
+                if tag in tail + block:
+                    return True
+                tail = block[-(len(tag) - 1):]
+    except OSError:
+        return False
+    return False
+
+
+def citation_events(sessions: list[Any]) -> list[CitationEvent]:
+    from ..codex.rollout import read_rollout
+    from ..codex.transcript import transcript
+
+    events: list[CitationEvent] = []
+    for s in sessions:
+        if s.status in SKIP or not _may_cite(s.rollout_path):
+            continue
+        for e in transcript(read_rollout(s.rollout_path)):
+            if e.kind == "assistant" and e.citation is not None:
+                events.append(CitationEvent(s.id, parse_iso(e.timestamp),
+                                            e.citation.entries, e.citation.rollout_ids))
+    events.sort(key=lambda e: (e.time or 0.0, e.citing_thread or ""))
+    return events
+
+
+def citation_report(sessions: list[Any]) -> CitationReport:
+    from ..codex.citations import MemoryCitation
+
+    events = citation_events(sessions)
+    threads: dict[str, int] = {}
+    lines: dict[tuple[str, int, int], list[Any]] = {}
+    for ev in events:
+        for tid in MemoryCitation(ev.entries, ev.rollout_ids).valid_thread_ids:
+            threads[tid] = threads.get(tid, 0) + 1
+        for key in {(c.path, c.line_start, c.line_end) for c in ev.entries}:
+            slot = lines.setdefault(key, [0, None])
+            slot[0] += 1
+            if ev.time is not None and (slot[1] is None or ev.time > slot[1]):
+                slot[1] = ev.time
+    usage = tuple(LineUsage(p, a, b, n, last) for (p, a, b), (n, last) in sorted(lines.items()))
+    return CitationReport(tuple(events), threads, usage)
