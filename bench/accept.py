@@ -21,8 +21,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "bench")]
 
-from memdeck.engine import Engine  # noqa: E402
 from pipeline import build_home  # noqa: E402
+
+from memdeck.engine import Engine  # noqa: E402
 
 
 def main() -> None:

@@ -84,13 +84,14 @@ def _bare_app(emit, args):  # noqa: ANN001, ANN202 - imports stay inside the chi
 
 
 def _memdeck_app(emit, args):  # noqa: ANN001, ANN202
+    from textual import on
+    from textual.widgets import TabbedContent
+
     import memdeck.tui.app as tui_app
     from memdeck.engine import Engine
     from memdeck.tui.messages import WorkFailed
     from memdeck.tui.panes.sessions import SessionsPane
     from memdeck.tui.widgets.session_table import SessionTable
-    from textual import on
-    from textual.widgets import TabbedContent
 
     emit("imported")  # Textual, the app and the engine
     styles = Path(tui_app.__file__).parent

@@ -947,7 +947,8 @@ def main(argv: list[str] | None = None) -> int:
         CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
         CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir())
                                                / "memdeck-bench-pycache")
-        subprocess.run([venv_python(), "-c", "import memdeck.engine, memdeck.engine.index.session_index, "
+        subprocess.run([venv_python(), "-c",
+                        "import memdeck.engine, memdeck.engine.index.session_index, "
                         "memdeck.tui.cli, memdeck.tui.render, "
                         "concurrent.futures, multiprocessing, sqlite_utils"],
                        cwd=ROOT, env=CHILD_ENV, check=False, capture_output=True)

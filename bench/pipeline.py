@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from llm_server import LLMServer, json_reply  # noqa: E402
+
 from memdeck.engine import Engine  # noqa: E402
 from memdeck.engine.codex.schema import create_memories_db  # noqa: E402
 

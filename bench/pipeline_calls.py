@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from llm_server import LLMServer, json_reply  # noqa: E402
+
 from memdeck.engine.backends.openai_client import (  # noqa: E402
     STAGE_ONE_OUTPUT_SCHEMA,
     BackendConfig,

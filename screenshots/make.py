@@ -73,8 +73,9 @@ async def shoot_app(engine: Engine) -> list[str]:
 
 
 def shoot_cli(engine: Engine) -> list[str]:
-    from memdeck.tui.render import print_session, print_sessions
     from rich.console import Console
+
+    from memdeck.tui.render import print_session, print_sessions
 
     sessions = engine.sessions()
     now = engine.clock.now()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import plant_secret
+
 from memdeck.engine import Engine, demo_home
 from memdeck.engine.memory_folder import accept as accept_mod
 from memdeck.engine.memory_folder.accept import AcceptRefused, recover

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from llm_server import json_reply, server_error, tool_call_reply
+
 from memdeck.engine import Engine, MemdeckError, demo_home
 from memdeck.engine.backends.openai_phase2 import Workspace
 from memdeck.engine.phase2.proposals import root_state

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from memdeck.tui.cli import main
 
 SESSION_FIELDS = {"id", "rollout_path", "source", "source_label", "cwd", "started_at",

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from codex_oracle.fake_responses import FakeResponses
 from codex_oracle.runner import db_failures, jobs, pipeline_finished, run_exec
+
 from memdeck.engine import Engine, demo_home
 from memdeck.engine.codex.schema import codex_schema
 

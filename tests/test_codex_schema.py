@@ -18,6 +18,7 @@ import pytest
 from codex_oracle.capture_schema import dump_db
 from codex_oracle.fake_responses import FakeResponses
 from codex_oracle.runner import db_failures, run_exec, write_config
+
 from memdeck.engine.codex.schema import (
     CODEX_SCHEMA_VERSION,
     codex_schema,

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from llm_server import json_reply, tool_call_reply
+
 from memdeck.engine import Engine
 from memdeck.engine.backends.offline_phase2 import V2_HEADINGS, V2_LIMIT, merge_summary_v2
 from memdeck.engine.codex.memory_layout import SelectedMemory

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from memdeck.engine import Engine, HomeError, demo_home
 from memdeck.engine.index.status import STATUSES
 

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
 from memdeck.engine import Engine, MemdeckError, demo_home
 from memdeck.engine.codex.rollout import read_rollout
 from memdeck.tui.cli import main

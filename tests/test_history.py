@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import hold_global_lease
+
 from memdeck.engine import Engine, MemdeckError, NotFound, demo_home
 from memdeck.engine.memory_folder.baseline import reset_codex_baseline
 from memdeck.engine.memory_folder.history import History

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from conftest import plant_secret
+
 from memdeck.engine import Engine, demo_home
 from memdeck.engine.memory_folder.accept import AcceptRefused
 from memdeck.engine.phase2.hunks import apply_hunks, file_hunks

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from memdeck.engine import Engine, MemdeckError
 from memdeck.engine import store as engine_store
 from memdeck.engine.codex.rollout import read_rollout

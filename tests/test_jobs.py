@@ -7,8 +7,9 @@ import sqlite3
 import subprocess
 import sys
 
-import memdeck.engine.store as engine_store
 import pytest
+
+import memdeck.engine.store as engine_store
 from memdeck.engine.codex.home import CodexHome
 from memdeck.engine.codex.pipeline_db import PipelineDB, PipelineDBError, memdeck_worker_id
 from memdeck.engine.codex.schema import create_memories_db

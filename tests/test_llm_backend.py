@@ -28,6 +28,7 @@ from llm_server import (
     tool_call_reply,
 )
 from llm_server import llm_server as llm_server  # noqa: F401  (the fixture)
+
 from memdeck.engine.backends.openai_client import (
     STAGE_ONE_OUTPUT_SCHEMA,
     BackendConfig,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FAKE_GITHUB_TOKEN, hold_global_lease
+
 from memdeck.engine import Engine, HomeError, MemdeckError, NotFound, demo_home
 from memdeck.engine.clock import FixedClock
 from memdeck.engine.memory_folder.edits import (

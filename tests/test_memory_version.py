@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from memdeck.engine import Engine
 from memdeck.engine.codex.home import CodexHome
 from memdeck.engine.errors import HomeError

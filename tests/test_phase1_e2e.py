@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
 from memdeck.engine import Engine, demo_home
 from memdeck.tui.cli import main
 

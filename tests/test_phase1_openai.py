@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from llm_server import json_reply, rate_limited, raw_reply, server_error
+
 from memdeck.engine import Engine, demo_home
 from memdeck.tui.cli import main
 

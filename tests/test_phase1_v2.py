@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from llm_server import json_reply
+
 from memdeck.engine import Engine
 from memdeck.engine.codex.rollout import read_rollout
 from memdeck.engine.codex.schema import create_memories_db

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import hold_global_lease
+
 from memdeck.engine import Engine, MemdeckError, demo_home
 from memdeck.engine.phase2.proposals import root_state
 from memdeck.tui.cli import main

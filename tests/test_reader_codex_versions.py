@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
 from memdeck.engine import Engine
 from memdeck.engine.codex.fragments import source_label
 from memdeck.engine.codex.rollout import EventMsg, ToolOutput, read_rollout

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
+
 from memdeck.engine import Engine
 from memdeck.engine.codex.rollout import Message, read_rollout, user_prompt_text
 from memdeck.engine.index.scan import scan_file

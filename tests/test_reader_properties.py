@@ -22,6 +22,7 @@ import pytest
 import zstandard
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+
 from memdeck.engine.codex.rollout import read_rollout
 from memdeck.engine.index.scan import MAX_PROBLEMS, scan_file
 

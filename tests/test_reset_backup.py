@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import hold_global_lease
+
 from memdeck.engine import Engine, HomeError, MemdeckError, demo_home
 from memdeck.tui.cli import main
 

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from memdeck.engine import ConfigError, Engine
 from memdeck.engine.codex.settings import MemoriesConfig, read_toml
 

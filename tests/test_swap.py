@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from memdeck.engine.memory_folder.swap import _journaled_swap, exchange, recover
 
 

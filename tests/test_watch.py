@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from memdeck.engine import Engine, demo_home
 from memdeck.engine.watch import Watcher
 

@@ -9,12 +9,13 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from memdeck.engine import Engine
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, TabbedContent, TabPane
+
+from memdeck.engine import Engine
 
 from .messages import (
     MemoryChanged,

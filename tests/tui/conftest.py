@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from memdeck.engine import Engine, demo_home
 from memdeck.engine.clock import FixedClock
 

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from memdeck.engine import Engine, demo_home
 from memdeck.engine.clock import FixedClock
-
 from tests.tui.conftest import FIXED_NOW
 
 # /tmp itself where there is one: $TMPDIR may differ between machines, the path must not

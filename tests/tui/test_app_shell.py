@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memdeck.tui.widgets.help import HelpScreen
 from textual.widgets import TabbedContent
 
+from memdeck.tui.widgets.help import HelpScreen
 from tests.tui.conftest import SIZE, settle
 
 PANES = ["sessions", "memories", "memory", "history", "review", "settings"]

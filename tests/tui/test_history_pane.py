@@ -10,7 +10,6 @@ from memdeck.tui.panes.history import HistoryPane
 from memdeck.tui.widgets.commit_list import CommitList
 from memdeck.tui.widgets.confirm import ConfirmScreen
 from memdeck.tui.widgets.diff_view import DiffView, parse_diff, wrap
-
 from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle
 

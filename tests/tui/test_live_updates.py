@@ -8,7 +8,6 @@ from typing import Any
 
 from memdeck.engine.memory_folder.history import History
 from memdeck.tui.widgets.session_table import SessionTable
-
 from tests.conftest import FIXTURES
 from tests.tui.conftest import SIZE
 

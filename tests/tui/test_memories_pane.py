@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from memdeck.tui.widgets.raw_memory_view import RawMemoryView
-from memdeck.tui.widgets.transcript import TranscriptView
 from textual.widgets import DataTable, Markdown
 
+from memdeck.tui.widgets.raw_memory_view import RawMemoryView
+from memdeck.tui.widgets.transcript import TranscriptView
 from tests.tui.conftest import SIZE, settle
 
 DEMO_SLUGS = ["docs_broken_links", "checkout_tests", "deploy_staging"]

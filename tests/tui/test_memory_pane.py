@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from conftest import FAKE_GITHUB_TOKEN
+from textual.widgets import Input
+
 from memdeck.engine.memory_folder.history import History
 from memdeck.tui.messages import MemoryChanged
 from memdeck.tui.panes.memory import MemoryPane
@@ -14,8 +16,6 @@ from memdeck.tui.widgets.conflict import ConflictScreen
 from memdeck.tui.widgets.memory_editor import MemoryEditor
 from memdeck.tui.widgets.memory_files import MemoryFileList
 from memdeck.tui.widgets.note import NoteScreen
-from textual.widgets import Input
-
 from tests.tui.conftest import SIZE, settle
 from tests.tui.stable_demo import stable_engine  # noqa: F401 (fixture)
 

@@ -7,10 +7,10 @@ import threading
 from typing import Any
 
 from llm_server import json_reply
+
 from memdeck.tui.messages import PipelineProgress
 from memdeck.tui.widgets.pipeline_bar import PipelineBar
 from memdeck.tui.widgets.session_table import SessionTable
-
 from tests.tui.conftest import SIZE, settle
 
 GOOD = {"rollout_summary": "# Work\n\n## Task 1: done\n", "rollout_slug": "work",

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from conftest import plant_secret
+
 from memdeck.engine import Engine
 from memdeck.engine.phase2.proposals import root_state
 from memdeck.tui.messages import MemoryChanged
 from memdeck.tui.widgets.confirm import AskScreen, ConfirmScreen
 from memdeck.tui.widgets.hunk_list import HunkList
-
 from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.widgets import Collapsible, Static
+
 from memdeck.engine import Engine
 from memdeck.tui.widgets.session_table import SessionHeader, SessionTable
 from memdeck.tui.widgets.transcript import TranscriptView
-from textual.widgets import Collapsible, Static
-
 from tests.tui.conftest import SIZE, settle
 
 BUNDLED = Path(__file__).resolve().parent.parent / "fixtures" / "rollouts"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from textual.widgets import Input
+
 from memdeck.tui.panes.sessions import SessionsPane
 from memdeck.tui.widgets.session_table import SessionTable
 from memdeck.tui.widgets.transcript import TranscriptView
-from textual.widgets import Input
-
 from tests.tui.conftest import SIZE, settle
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from llm_server import json_reply
-from memdeck.tui.widgets.session_table import SessionTable
 
+from memdeck.tui.widgets.session_table import SessionTable
 from tests.tui.conftest import SIZE
 
 

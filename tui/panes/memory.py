@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from memdeck.engine.memory_folder.edits import MemoryConflict
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,6 +14,8 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList, Static, TextArea
 from textual.worker import Worker, WorkerState
+
+from memdeck.engine.memory_folder.edits import MemoryConflict
 
 from ..messages import MemoryChanged
 from ..widgets.confirm import ConfirmScreen

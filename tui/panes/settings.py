@@ -9,8 +9,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from memdeck.engine.codex.settings import SettingValue, all_keys, resolve_key
-from memdeck.engine.errors import ConfigError
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -19,6 +17,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
+
+from memdeck.engine.codex.settings import SettingValue, all_keys, resolve_key
+from memdeck.engine.errors import ConfigError
 
 from ..messages import MemoryChanged, SessionsChanged
 from ..widgets.backup_list import BackupList, when

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from memdeck.engine.codex.settings import KeySpec, SettingValue
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Switch
+
+from memdeck.engine.codex.settings import KeySpec, SettingValue
 
 
 def range_text(spec: KeySpec) -> str:

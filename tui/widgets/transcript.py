@@ -7,7 +7,6 @@ import json
 import time
 from typing import Any
 
-from memdeck.engine.codex.citations import strip_citations
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
 from rich.syntax import Syntax
@@ -16,6 +15,8 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Button, Collapsible, Static
+
+from memdeck.engine.codex.citations import strip_citations
 
 from ..render import ROLE_STYLE, STATUS_STYLE
 
