@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .clock import Clock, SystemClock
 from .codex.home import CodexHome
@@ -28,10 +28,31 @@ from .index.session_index import RefreshStats, SessionIndex
 from .index.sessions import Session, build_sessions, find_session
 from .store import Store
 
+if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
+    pass
+
 __all__ = [
     "ConfigError", "Engine", "HomeError", "MemdeckError", "NotFound", "Session",
-    "SessionDetail", "SettingValue",
+    "SessionDetail", "SettingValue", "demo_home",
 ]
+
+# Names the TUI and the CLI use, re-exported here so that `memdeck.engine` is their only door;
+# each is imported on first use (`from memdeck.engine import X` works), so importing the
+# facade stays cheap. name -> the module (relative to this package) that defines it.
+_LAZY: dict[str, str] = {
+}
+__all__ += sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value
+    return value
 
 
 @dataclass(frozen=True)
