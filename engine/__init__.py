@@ -1,45 +1,107 @@
 """memdeck's engine: everything except drawing. The CLI and the TUI both talk to `Engine`.
 
 The engine never imports Textual or Rich (a test proves it). Its methods are plain
-synchronous calls, safe from any thread, returning frozen dataclasses.
+synchronous calls, safe from any thread, returning frozen dataclasses; warnings travel with
+the result they were found with (`Listing`, `MemoryRows`), never on the engine. The facade
+builds the model backends and hands each pipeline stage exactly what it needs; no module
+below receives the `Engine`.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .clock import Clock, SystemClock
 from .codex.home import CodexHome
 from .codex.pipeline_snapshot import read_snapshot
-from .codex.settings import (
-    SettingsFile,
-    SettingValue,
-    all_keys,
-    coerce_stored,
-    parse_value,
-    resolve_key,
-)
+from .codex.settings import SettingValue
 from .codex.state_db import read_threads
 from .errors import ConfigError, HomeError, MemdeckError, NotFound
 from .index.session_index import RefreshStats, SessionIndex
 from .index.sessions import Session, build_sessions, find_session
+from .results import Listing, MemoryRows, RolloutProblem, SessionDetail, home_warnings
+from .settings_access import Settings
 from .store import Store
 
 if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
-    pass
+    import threading
+
+    from .backends.openai_client import BackendConfig
+    from .codex.citations import strip_citations
+    from .codex.home_info import HomeInfo
+    from .codex.pipeline_snapshot import Stage1Output
+    from .codex.rollout import Rollout
+    from .codex.settings import KeySpec, all_keys, resolve_key, toml_literal
+    from .codex.transcript import TranscriptEntry
+    from .formatting import (
+        ago,
+        human_duration,
+        human_size,
+        iso_utc,
+        local_time,
+        local_time_with_seconds,
+        rfc3339_utc,
+        time_of_day,
+    )
+    from .index.status import STATUSES
+    from .memory_folder.accept import AcceptRefused
+    from .memory_folder.backup import Backup
+    from .memory_folder.edits import (
+        MemoryConflict,
+        MemoryFileInfo,
+        MemoryFileText,
+        MemoryNote,
+        MemorySaved,
+        SecretInText,
+    )
+    from .memory_folder.history import HistoryEntry
+    from .phase1.backend import Phase1Backend, Phase1Output
+    from .phase1.forget import ForgetResult
+    from .phase1.runner import ExtractReport, ExtractResult, Progress
+    from .phase2.backend import Phase2Backend, Phase2Result
+    from .phase2.hunks import Hunk
+    from .phase2.proposals import AddedSecret, Proposal
+    from .phase2.review import ProposalState
+    from .read_path.agent_view import InjectedSummary
+    from .read_path.citation_usage import CitationEvent, CitationReport, LineUsage
+    from .redact import redact_stream
+    from .watch import Listener, WatchActions, Watcher, WatchEvent
 
 __all__ = [
-    "ConfigError", "Engine", "HomeError", "MemdeckError", "NotFound", "Session",
-    "SessionDetail", "SettingValue", "demo_home",
+    "ConfigError", "Engine", "HomeError", "Listing", "MemdeckError", "MemoryRows", "NotFound",
+    "RefreshStats", "RolloutProblem", "Session", "SessionDetail", "SettingValue", "demo_home",
 ]
 
 # Names the TUI and the CLI use, re-exported here so that `memdeck.engine` is their only door;
 # each is imported on first use (`from memdeck.engine import X` works), so importing the
 # facade stays cheap. name -> the module (relative to this package) that defines it.
 _LAZY: dict[str, str] = {
+    # what the facade's methods return and raise
+    "AcceptRefused": ".memory_folder.accept", "AddedSecret": ".phase2.proposals",
+    "Backup": ".memory_folder.backup", "CitationEvent": ".read_path.citation_usage",
+    "CitationReport": ".read_path.citation_usage", "ExtractReport": ".phase1.runner",
+    "ExtractResult": ".phase1.runner", "ForgetResult": ".phase1.forget",
+    "HistoryEntry": ".memory_folder.history", "Hunk": ".phase2.hunks",
+    "InjectedSummary": ".read_path.agent_view", "KeySpec": ".codex.settings",
+    "LineUsage": ".read_path.citation_usage", "MemoryConflict": ".memory_folder.edits",
+    "MemoryFileInfo": ".memory_folder.edits", "MemoryFileText": ".memory_folder.edits",
+    "MemoryNote": ".memory_folder.edits", "MemorySaved": ".memory_folder.edits",
+    "Phase1Backend": ".phase1.backend", "Phase1Output": ".phase1.backend",
+    "Phase2Backend": ".phase2.backend", "Phase2Result": ".phase2.backend",
+    "Proposal": ".phase2.proposals", "Rollout": ".codex.rollout",
+    "SecretInText": ".memory_folder.edits", "Stage1Output": ".codex.pipeline_snapshot",
+    "TranscriptEntry": ".codex.transcript", "WatchActions": ".watch",
+    "WatchEvent": ".watch", "Watcher": ".watch",
+    # the TUI's and the CLI's: formats, settings keys, statuses, the home, review state
+    "HomeInfo": ".codex.home_info", "ProposalState": ".phase2.review",
+    "STATUSES": ".index.status", "ago": ".formatting", "all_keys": ".codex.settings",
+    "human_duration": ".formatting", "human_size": ".formatting", "iso_utc": ".formatting",
+    "local_time": ".formatting", "local_time_with_seconds": ".formatting",
+    "redact_stream": ".redact", "resolve_key": ".codex.settings",
+    "rfc3339_utc": ".formatting", "strip_citations": ".codex.citations",
+    "time_of_day": ".formatting", "toml_literal": ".codex.settings",
 }
 __all__ += sorted(_LAZY)
 
@@ -55,36 +117,6 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-@dataclass(frozen=True)
-class SessionDetail:
-    session: Session
-    rollout: Any  # rollout.Rollout
-    entries: list[Any]  # transcript.TranscriptEntry
-    pending_bytes: int
-    problems: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        m = self.rollout.meta
-        d = self.session.to_json()
-        d.update({
-            "archived": self.session.archived,
-            "format": self.rollout.format,
-            "originator": m.originator if m else None,
-            "cli_version": m.cli_version if m else None,
-            "history_mode": m.history_mode if m else None,
-            "git_branch": m.git.branch if m and m.git else None,
-            "model": self.session.model,
-            "pending_bytes": self.pending_bytes,
-            "problems": self.problems,
-            "items": [e.to_json() for e in self.entries],
-            "citations": [
-                {"line": e.line_no, "timestamp": e.timestamp, **e.to_json()["citation"]}
-                for e in self.entries if e.citation is not None
-            ],
-        })
-        return d
-
-
 class Engine:
     """One Codex home. Build once, share across threads."""
 
@@ -92,7 +124,7 @@ class Engine:
         self.home = home
         self.clock = clock or SystemClock()
         self._store: Store | None = None
-        self.warnings: list[str] = []
+        self._settings = Settings(home)
 
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None,
@@ -114,76 +146,79 @@ class Engine:
     def refresh(self) -> RefreshStats:
         return self.index.refresh()
 
-    def sessions(self, refresh: bool = True) -> list[Session]:
+    def listing(self, refresh: bool = True) -> Listing:
+        """The sessions, newest first (the index caught up with the disk first unless
+        `refresh` is false), and what is worth a warning about the home."""
         rows = self.index.sessions(refresh=refresh)
         pipeline = read_snapshot(self.home.pipeline_db)
         state = read_threads(self.home.state_db)
-        self.warnings = [w for w in (pipeline.warning, state.warning) if w]
-        self.warnings += self._newer_codex_warning()
-        if not self.home.config.feature_enabled:
-            self.warnings.append(
-                "memories are off in config.toml ([features] memories = false): Codex will "
-                "not extract or use memories until it is on (`memdeck config set memories true`)")
-        return build_sessions(rows, self.home.config, pipeline, state, self.clock.now())
+        warnings = home_warnings(self.home, self.index, pipeline, state)
+        return Listing(build_sessions(rows, self.home.config, pipeline, state,
+                                      self.clock.now()), warnings)
 
-    def _newer_codex_warning(self) -> list[str]:
-        """One line when the home comes from a Codex newer than memdeck knows."""
-        from .codex.home import TESTED_CODEX, newer_than_tested
-
-        version = self.home.version_info
-        newer = newer_than_tested(self.index.codex_versions())
-        if not newer and version.known:
-            return []
-        who = (f"sessions from Codex {newer}, newer than {TESTED_CODEX} (the newest memdeck is "
-               "tested with)") if newer else "a Codex memdeck does not know"
-        what = "" if version.known else f"; {version.reason}"
-        return [f"{who}: read with what memdeck knows, unknown lines and fields kept{what}"]
+    def sessions(self, refresh: bool = True) -> list[Session]:
+        """`listing(refresh).sessions`, for callers that show no warnings."""
+        return self.listing(refresh).sessions
 
     def session(self, key: str) -> SessionDetail:
         from .codex.rollout import read_rollout
         from .codex.transcript import transcript
 
-        s = find_session(self.sessions(), key)
+        listing = self.listing()
+        s = find_session(listing.sessions, key)
         rollout = read_rollout(s.rollout_path)
-        problems = [{"line": p.line_no, "kind": p.kind, "message": p.message}
+        problems = [RolloutProblem(line=p.line_no, kind=p.kind, message=p.message)
                     for p in rollout.problems]
-        return SessionDetail(s, rollout, transcript(rollout), rollout.pending_bytes, problems)
+        return SessionDetail(s, rollout, transcript(rollout), rollout.pending_bytes, problems,
+                             listing.warnings)
 
     # -- phase 1 ----------------------------------------------------------------------
-    def phase1_backend(self, name: str | None = None) -> Any:
+    def phase1_backend(self, name: str | None = None) -> Phase1Backend:
         """The backend to extract with: `offline`, `openai`, or memdeck's setting (auto)."""
-        from .backends.offline_phase1 import OfflinePhase1
+        from .backends.choice import phase1_backend
 
-        if self.backend_name(name) == "offline":
-            return OfflinePhase1()
-        from .backends.openai_client import resolve_backend_config
-        from .backends.openai_phase1 import OpenAIPhase1
+        return phase1_backend(self.backend_name(name), self._backend_config())
 
-        return OpenAIPhase1(resolve_backend_config(self._settings_file("memdeck").read(),
-                                                   self.home.config))
+    def phase2_backend(self, name: str | None = None) -> Phase2Backend:
+        """The backend to consolidate with: `offline` (the deterministic merge), `openai` (the
+        agent), or memdeck's setting (auto)."""
+        from .backends.choice import phase2_backend
+
+        return phase2_backend(self.backend_name(name), self._backend_config(), self.store)
 
     def backend_name(self, name: str | None = None) -> str:
         """`offline` or `openai`: the one given, else memdeck.backend (auto: openai when an
         endpoint or a key is configured)."""
-        from .backends.openai_client import choose_backend, resolve_backend_config
+        from .backends.openai_client import choose_backend
 
-        cfg = resolve_backend_config(self._settings_file("memdeck").read(), self.home.config)
-        return choose_backend(name or self.config_get("memdeck.backend").value, cfg)
+        return choose_backend(name or self.config_get("memdeck.backend").value,
+                              self._backend_config())
+
+    def _backend_config(self) -> BackendConfig:
+        from .backends.openai_client import resolve_backend_config
+
+        return resolve_backend_config(self._settings.memdeck(), self.home.config)
 
     def extract(self, ids: list[str] | None = None, backend: str | None = None,
-                limit: int | None = None, progress: Any = None, cancel: Any = None) -> Any:
-        """Run phase 1 for eligible sessions, or for the named ones (time rules waived)."""
+                limit: int | None = None, progress: Progress | None = None,
+                cancel: threading.Event | None = None) -> ExtractReport:
+        """Run phase 1 for eligible sessions, or for the named ones (time rules waived).
+        `progress(done, total, result)` is called from the worker threads; setting `cancel`
+        starts nothing more."""
+        from dataclasses import replace
+
         from .phase1.runner import Phase1Runner, select
 
         self.home.require_writable_version()
-        chosen, refused = select(self.sessions(), ids, find_session)
+        listing = self.listing()
+        chosen, refused = select(listing.sessions, ids, find_session)
         if limit is not None:
             chosen = chosen[: max(0, limit)]
-        runner = Phase1Runner(self, self.phase1_backend(backend), progress=progress,
-                              cancel=cancel)
-        return runner.run(chosen, refused)
+        runner = Phase1Runner(self.home, self.store, self.clock, self.phase1_backend(backend),
+                              progress=progress, cancel=cancel)
+        return replace(runner.run(chosen, refused), warnings=listing.warnings)
 
-    def forget(self, key: str) -> Any:
+    def forget(self, key: str) -> ForgetResult:
         """Forget a session as Codex does: memory mode disabled, its raw memory deleted,
         phase 2 enqueued when that memory was in use."""
         from .phase1.forget import forget
@@ -191,168 +226,140 @@ class Engine:
         self.home.require_writable_version()
         return forget(self.home, find_session(self.sessions(), key), self.clock.now())
 
-    def reset(self) -> Any:
+    def reset(self) -> Backup:
         """Back up, then clear what Codex's reset clears. Returns the backup."""
         from .memory_folder.backup import reset
-        from .memory_folder.history import History
+        from .memory_folder.writer import MemoryFolderWriter
 
-        self._recover()
-        history = History(self.home)
-        history.snapshot()  # the state before, if history does not hold it yet
-        backup = reset(self.home, self.clock.now())
-        history.snapshot("user", f"reset: all memories cleared (backup {backup.id})")
-        return backup
+        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        return reset(writer)
 
-    def backups(self) -> list[Any]:
+    def backups(self) -> list[Backup]:
         from .memory_folder.backup import list_backups
 
         return list_backups(self.home)
 
-    def restore_backup(self, backup_id: str) -> Any:
+    def restore_backup(self, backup_id: str) -> Backup:
         """Restore a backup byte for byte; returns the backup taken of the state replaced."""
         from .memory_folder.backup import restore_backup
-        from .memory_folder.history import History
+        from .memory_folder.writer import MemoryFolderWriter
 
-        self._recover()
-        history = History(self.home)
-        history.snapshot()
-        safety = restore_backup(self.home, backup_id, self.clock.now())
-        history.snapshot("restore", f"restore backup {backup_id}")
-        return safety
+        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        return restore_backup(writer, backup_id)
 
     # -- phase 2: proposals ------------------------------------------------------------
-    def _recover(self) -> None:
-        """An accept a crash interrupted is finished or undone before the root is touched."""
-        from .memory_folder.accept import recover
+    def _recover(self) -> str | None:
+        """An accept a crash interrupted is finished or undone before the root is touched:
+        "finished", "undone", or None when there was none."""
+        from .memory_folder.writer import MemoryFolderWriter
 
-        recover(self)
+        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        return writer.recover()
 
-    def consolidate(self, backend: str | None = None) -> Any:
+    def consolidate(self, backend: str | None = None) -> Proposal | None:
         """Phase 2 into a pending proposal (None when memory is already up to date)."""
-        from .memory_folder.history import History
         from .phase2.proposals import consolidate
 
         self.home.require_writable_version()
         self._recover()
-        History(self.home).snapshot()  # the live state the proposal starts from, recorded
-        p = consolidate(self, self.backend_name(backend))
+        self.record_outside_edits()  # the live state the proposal starts from, recorded
+        p = consolidate(self.home, self.store, self.phase2_backend(backend), self.sessions(),
+                        self.clock.now())
         if (p is not None and self.config_get("memdeck.auto_accept").value
                 and not p.secrets and not p.problems):
-            from .memory_folder.accept import accept
-
-            p = accept(self, p.id)  # the user chose to skip review; the gates still apply
+            p = self.accept(p.id)  # the user chose to skip review; the gates still apply
         return p
 
-    def proposals(self) -> list[Any]:
+    def proposals(self) -> list[Proposal]:
         from .phase2.proposals import list_proposals
 
-        return list_proposals(self)
+        return list_proposals(self.store)
 
     def proposal_diff(self, pid: str) -> str:
         from .phase2.proposals import diff_text
 
-        return diff_text(self, pid)
+        return diff_text(self.home, self.store, pid)
 
     def accept(self, pid: str, files: list[str] | None = None,
-               hunks: dict[str, list[int]] | None = None) -> Any:
+               hunks: dict[str, list[int]] | None = None) -> Proposal:
         """Apply a proposal (all of it, chosen files, or chosen hunks) to the memory root."""
         from .memory_folder.accept import accept
+        from .memory_folder.writer import MemoryFolderWriter
 
         self.home.require_writable_version()
-        return accept(self, pid, files, hunks)
+        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        return accept(writer, pid, files, hunks)
 
-    def proposal_hunks(self, pid: str) -> list[Any]:
+    def proposal_hunks(self, pid: str) -> list[Hunk]:
         """A pending proposal's changes as numbered hunks (for accepting some of them)."""
         from .phase2.hunks import proposal_hunks
         from .phase2.proposals import get
 
-        p = get(self, pid)
+        p = get(self.store, pid)
         return proposal_hunks(self.home.memory_root,
                               self.home.proposals_dir / p.id / "workspace", p.files)
 
-    def reject(self, pid: str, reason: str | None = None) -> Any:
+    def reject(self, pid: str, reason: str | None = None) -> Proposal:
         from .phase2.proposals import reject
 
-        return reject(self, pid, reason)
+        return reject(self.home, self.store, pid, reason, self.clock.now())
 
     # -- history ----------------------------------------------------------------------
-    def history(self) -> list[Any]:
-        """Commits of memdeck's history repository, newest first (the root's current state
-        is recorded first if the history does not hold it yet)."""
+    def record_outside_edits(self) -> str | None:
+        """Commit the memory root to memdeck's history if the history does not hold its
+        current state yet (a change memdeck did not make: `codex` or `external`). Returns the
+        new commit, None when there was nothing to record."""
         from .memory_folder.history import History
 
-        h = History(self.home)
-        h.snapshot()
-        return h.entries()
+        return History(self.home).snapshot()
 
-    def history_show(self, commit: str) -> tuple[Any, str]:
+    def history(self) -> list[HistoryEntry]:
+        """Commits of memdeck's history repository, newest first. Only reads: call
+        `record_outside_edits` first to have the root's current state in it."""
+        from .memory_folder.history import History
+
+        return History(self.home).entries()
+
+    def history_show(self, commit: str) -> tuple[HistoryEntry, str]:
         from .memory_folder.history import History
 
         return History(self.home).show(commit)
 
     def restore(self, commit: str) -> str:
         """Make the memory root what it was at `commit`, as a new commit; nothing is lost."""
-        from .codex.pipeline_db import PipelineDB
-        from .memory_folder.history import History
+        from .memory_folder.history import restore
+        from .memory_folder.writer import MemoryFolderWriter
 
         self.home.require_writable_version()
-        self._recover()
-        db = PipelineDB.open(self.home)
-        try:
-            with db.global_lease(int(self.clock.now()), "restore"):
-                return History(self.home).restore(commit)
-        finally:
-            db.close()
+        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        return restore(writer, commit)
 
-    def citations(self) -> Any:
+    def citations(self) -> CitationReport:
         """Every citation of memory lines in the sessions, and the usage they add up to."""
         from .read_path.citation_usage import citation_report
 
         return citation_report(self.sessions())
 
-    def memories(self) -> list[Any]:
-        """Stage-1 rows, newest first."""
+    def memories(self) -> MemoryRows:
+        """Stage-1 rows, newest first, with a warning when the pipeline DB is not readable
+        as memdeck knows it."""
         snap = read_snapshot(self.home.pipeline_db, with_memories=True)
-        if snap.warning:
-            self.warnings = [snap.warning]
-        return sorted(snap.outputs.values(), key=lambda o: (-o.source_updated_at, o.thread_id))
+        rows = sorted(snap.outputs.values(), key=lambda o: (-o.source_updated_at, o.thread_id))
+        return MemoryRows(rows, (snap.warning,) if snap.warning else ())
 
     # -- settings ---------------------------------------------------------------------
-    def _settings_file(self, which: str) -> SettingsFile:
-        return SettingsFile(self.home.config_path if which == "codex"
-                            else self.home.memdeck_config_path)
-
     def config_get(self, key: str) -> SettingValue:
-        which, table, spec = resolve_key(key)
-        doc = self._settings_file(which).read()
-        container = doc.get(table, {}) if table else doc
-        container = container if isinstance(container, dict) else {}
-        raw = next((container[k] for k in (spec.name, *spec.aliases) if k in container), None)
-        display_key = spec.name if which == "codex" else f"memdeck.{spec.name}"
-        if which == "codex" and spec.name == "version":
-            self.home.__dict__.pop("config", None)
-            info = self.home.version_info  # Codex's resolution, not the bare default
-            return SettingValue(display_key, info.name, raw is not None, spec.default,
-                                spec.allowed(), spec.help, note=info.reason)
-        return SettingValue(display_key, coerce_stored(spec, raw), raw is not None,
-                            spec.default, spec.allowed(), spec.help)
+        return self._settings.get(key)
 
     def config_set(self, key: str, value: str) -> SettingValue:
-        which, table, spec = resolve_key(key)
-        parsed = parse_value(spec, value)
-        self._settings_file(which).set(table, spec, parsed)
-        self.home.__dict__.pop("config", None)  # re-read on next use
-        return self.config_get(key)
+        return self._settings.set(key, value)
 
     def config_unset(self, key: str) -> SettingValue:
         """Remove a key from its file (every other byte kept) so the default applies again."""
-        which, table, spec = resolve_key(key)
-        self._settings_file(which).unset(table, spec)
-        self.home.__dict__.pop("config", None)
-        return self.config_get(key)
+        return self._settings.unset(key)
 
     def config_all(self) -> list[SettingValue]:
-        return [self.config_get(k) for k in all_keys()]
+        return self._settings.all()
 
     def keymap(self) -> tuple[dict[str, str], list[str]]:
         """The user's key remapping (binding id → keys) and a line per unusable entry."""
@@ -366,40 +373,74 @@ class Engine:
         set_key(self.home.memdeck_config_path, binding_id, keys)
 
     # -- memory files -----------------------------------------------------------------
-    def memory_files(self) -> list[Any]:
+    def memory_files(self) -> list[MemoryFileInfo]:
         """The memory root's files (summary and MEMORY.md first); empty when it is missing."""
         from .memory_folder.edits import list_files
 
         return list_files(self.home)
 
-    def memory_read(self, path: str) -> Any:
+    def memory_read(self, path: str) -> MemoryFileText:
         """A memory file's text and the version token a later save names."""
         from .memory_folder.edits import read_file
 
         return read_file(self.home, path)
 
-    def memory_save(self, path: str, text: str, base_version: str | None) -> Any:
+    def memory_save(self, path: str, text: str, base_version: str | None) -> MemorySaved:
         """Save a user's edit made from `base_version` (None: a new file). Raises
-        `memory_edit.MemoryConflict` (nothing written) if the file changed on disk since."""
+        `MemoryConflict` (nothing written) if the file changed on disk since."""
         from .memory_folder.edits import save_file
+        from .memory_folder.writer import MemoryFolderWriter
 
-        self._recover()
-        return save_file(self.home, path, text, base_version, self.clock.now())
+        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        return save_file(writer, path, text, base_version)
 
-    def memory_note(self, text: str, kind: str = "remember") -> Any:
+    def memory_note(self, text: str, kind: str = "remember") -> MemoryNote:
         """Add an ad-hoc note asking the next consolidation to remember or forget `text`."""
         from .memory_folder.edits import add_note
+        from .memory_folder.writer import MemoryFolderWriter
 
-        self._recover()
-        return add_note(self.home, text, kind, self.clock.now())
+        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        return add_note(writer, text, kind)
 
-    def memory_injected(self) -> Any:
+    def memory_injected(self) -> InjectedSummary:
         """memory_summary.md as the agent gets it next session, with its token estimate."""
         from .read_path.agent_view import injected_summary
 
         self.home.__dict__.pop("config", None)  # the toggles may have changed since
         return injected_summary(self.home)
 
+    # -- watching ---------------------------------------------------------------------
+    def watcher(self, on_event: Listener, stop: threading.Event | None = None,
+                tick: float = 60.0, debounce_ms: int = 400) -> Watcher:
+        """The watcher and idle scheduler over this home (`memdeck watch`, the TUI's live
+        updates). `.run()` it in a thread of its own; it returns once `stop` is set."""
+        from .watch import WatchActions, Watcher
+
+        actions = WatchActions(
+            refresh=self.refresh, record_outside_edits=self.record_outside_edits,
+            auto_extract=lambda: bool(self.config_get("memdeck.auto_extract").value),
+            extract=lambda limit: self.extract(limit=limit), consolidate=self.consolidate)
+        return Watcher(self.home, actions, on_event, stop, tick, debounce_ms)
+
+    # -- what the TUI shows about the home and a proposal ------------------------------
+    @property
+    def root(self) -> Path:
+        """The Codex home's folder (for showing it; memdeck decides every path inside)."""
+        return self.home.root
+
+    def home_info(self) -> HomeInfo:
+        """Where this home is, which memory Codex uses in it now and why, and the database
+        of that memory's pipeline (config.toml read again: a change shows at once)."""
+        from .codex.home_info import home_info
+
+        return home_info(self.home)
+
+    def proposal_state(self, proposal: Proposal) -> ProposalState:
+        """Whether a pending proposal can still be accepted as made: has the live memory
+        root moved on since, is its workspace folder gone."""
+        from .phase2.review import proposal_state
+
+        return proposal_state(self.home, proposal)
 
 
 def demo_home(path: str | Path | None = None, clock: Clock | None = None) -> Path:

@@ -1,9 +1,10 @@
 """Secret redaction and the secret scan used by the accept gate.
 
 `redact` applies Codex's four `redact_secrets` patterns first, in Codex's order and with its
-replacements (codex-format §3.6), then memdeck's own rules, each of which replaces only the
-secret with `[REDACTED_SECRET]` (key names, URL schemes, users and hosts stay). `find_secrets`
-reports the same secrets with their positions, for the accept gate and the UI.
+replacements (docs/codex-format.md "Redaction"), then memdeck's own rules, each of which
+replaces only the secret with `[REDACTED_SECRET]` (key names, URL schemes, users and hosts
+stay). `find_secrets` reports the same secrets with their positions, for the accept gate and the
+UI.
 
 Secrets are recognised by shape (vendor prefixes, PEM blocks, JWTs, URL passwords) or by the
 key they are assigned to (`DB_PASSWORD=…`, `"token": "…"`). A bare high-entropy string with no
@@ -222,6 +223,8 @@ def _key_run_start(text: str, i: int) -> int:
 
 def _assignment(m: re.Match[str], text: str) -> Span | None:
     g, kw, k0, sep = m.lastgroup, m.group("k"), m.start("k"), m.group("sep")
+    if g is None:  # never: the value's alternatives are the pattern's last groups
+        return None
     s0, s1 = m.span(g)
     password = kw.startswith(("pass", "pwd"))
     weak = kw in ("auth", "credential", "credentials") or kw == "key" and not \
@@ -455,7 +458,7 @@ _C4_RUN = re.compile(r"(?i)\b(?:api[_-]?key|token|secret|password)\b\s*[:=]\s*[\
 
 def _after_separator(text: str, i: int, follower: str) -> bool:
     m = _BEFORE_VALUE.search(text, max(0, i - 40), i)
-    return bool(m) and not (follower == "@" and m.group() == ":")
+    return m is not None and not (follower == "@" and m.group() == ":")
 
 
 def _settled(text: str) -> bool:

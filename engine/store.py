@@ -13,9 +13,12 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .errors import MemdeckError
+
+if TYPE_CHECKING:  # imported for real only when a migration runs (see above)
+    from sqlite_utils import Database
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -24,8 +27,8 @@ class StoreError(MemdeckError):
     pass
 
 
-def _m1_sessions(db: Any) -> None:
-    db["sessions"].create(
+def _m1_sessions(db: Database) -> None:
+    db.table("sessions").create(
         {
             "path": str,  # relative to the Codex home
             "archived": int,
@@ -47,12 +50,12 @@ def _m1_sessions(db: Any) -> None:
         },
         pk="path",
     )
-    db["sessions"].create_index(["thread_id"])
-    db["meta"].create({"key": str, "value": str}, pk="key")
+    db.table("sessions").create_index(["thread_id"])
+    db.table("meta").create({"key": str, "value": str}, pk="key")
 
 
-def _m2_model_calls(db: Any) -> None:
-    db["model_calls"].create(
+def _m2_model_calls(db: Database) -> None:
+    db.table("model_calls").create(
         {
             "id": int,
             "started_at": float,
@@ -69,16 +72,16 @@ def _m2_model_calls(db: Any) -> None:
         },
         pk="id",
     )
-    db["model_calls"].create_index(["started_at"])
+    db.table("model_calls").create_index(["started_at"])
 
 
-def _m3_git_branch(db: Any) -> None:
-    db["sessions"].add_column("git_branch", str)
+def _m3_git_branch(db: Database) -> None:
+    db.table("sessions").add_column("git_branch", str)
     db.execute("UPDATE sessions SET git_branch = json_extract(scan, '$.git_branch')")
 
 
-def _m4_proposals(db: Any) -> None:
-    db["proposals"].create(
+def _m4_proposals(db: Database) -> None:
+    db.table("proposals").create(
         {
             "id": str,
             "created_at": float,
@@ -100,13 +103,13 @@ def _m4_proposals(db: Any) -> None:
     )
 
 
-def _m5_proposal_version(db: Any) -> None:
+def _m5_proposal_version(db: Database) -> None:
     # proposals made before memdeck knew of v2 were all made for memories/
-    db["proposals"].add_column("version", str)
+    db.table("proposals").add_column("version", str)
     db.execute("UPDATE proposals SET version = 'v1'")
 
 
-MIGRATIONS: list[tuple[int, str, Callable[[Any], None]]] = [
+MIGRATIONS: list[tuple[int, str, Callable[[Database], None]]] = [
     (1, "session index", _m1_sessions),
     (2, "model call log", _m2_model_calls),
     (3, "git branch of each session", _m3_git_branch),

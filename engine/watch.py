@@ -1,4 +1,5 @@
-"""The watcher and idle scheduler (DESIGN §4): `memdeck watch`, and the TUI's live updates.
+"""The watcher and idle scheduler (docs/architecture.md "The watcher"): `memdeck watch`, and the
+TUI's live updates.
 
 watchfiles reports changes under `sessions/`, `archived_sessions/` and the memory root,
 debounced. A rollout change re-indexes (only the changed files are read). A change to the
@@ -8,6 +9,9 @@ also wakes up every `tick` seconds; with `memdeck.auto_extract` on, each wake-up
 scheduler round: phase 1 for up to `max_rollouts_per_startup` newly eligible sessions, then
 a consolidation proposal when new raw memories exist (applied at once only with
 `memdeck.auto_accept`). The loop ends promptly when its stop event is set.
+
+The watcher is given the home and the few facade actions a round takes (`WatchActions`); build
+one with `Engine.watcher`.
 """
 
 from __future__ import annotations
@@ -17,9 +21,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from .codex.home import ROOT_NAMES
+from .codex.home import ROOT_NAMES, CodexHome
+
+if TYPE_CHECKING:
+    from watchfiles import Change
+
+    from .index.session_index import RefreshStats
+    from .phase1.runner import ExtractReport
+    from .phase2.proposals import Proposal
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +44,17 @@ class WatchEvent:
 Listener = Callable[[WatchEvent], None]
 
 
+@dataclass(frozen=True)
+class WatchActions:
+    """What a round does, as the facade does it."""
+
+    refresh: Callable[[], RefreshStats]  # re-index the rollouts that changed
+    record_outside_edits: Callable[[], str | None]  # commit the memory root; the new commit
+    auto_extract: Callable[[], bool]  # memdeck.auto_extract, read every round
+    extract: Callable[[int], ExtractReport]  # phase 1 for at most this many sessions
+    consolidate: Callable[[], Proposal | None]  # phase 2 into a proposal (or accepted)
+
+
 def _under(path: str, folder: Path) -> bool:
     try:
         Path(path).relative_to(folder)
@@ -42,9 +64,11 @@ def _under(path: str, folder: Path) -> bool:
 
 
 class Watcher:
-    def __init__(self, engine: Any, on_event: Listener, stop: threading.Event | None = None,
-                 tick: float = 60.0, debounce_ms: int = 400) -> None:
-        self.engine = engine
+    def __init__(self, home: CodexHome, actions: WatchActions, on_event: Listener,
+                 stop: threading.Event | None = None, tick: float = 60.0,
+                 debounce_ms: int = 400) -> None:
+        self.home = home
+        self.actions = actions
         self.on_event = on_event
         self.stop = stop or threading.Event()
         self.tick = tick
@@ -60,22 +84,21 @@ class Watcher:
         """What is watched: rollout folders and both memory roots, existing or not.
 
         Nothing is created to be watched (a `memories/` folder would switch Codex to memory
-        v1, codex-format §9a), so the home itself is watched and `wanted` keeps only these."""
-        home = self.engine.home
+        v1, docs/codex-format.md "Memory versions"), so the home itself is watched and `wanted`
+        keeps only these."""
+        home = self.home
         return [home.sessions_dir, home.archived_dir, *(home.root / n for n in ROOT_NAMES.values())]
 
-    def wanted(self, _change: Any, path: str) -> bool:
+    def wanted(self, _change: Change, path: str) -> bool:
         return any(path == str(f) or _under(path, f) for f in self.folders()) \
-            or path == str(self.engine.home.config_path)
+            or path == str(self.home.config_path)
 
     def run(self) -> None:
         import watchfiles
 
-        from .memory_folder.history import History
-
-        History(self.engine.home).snapshot()  # the state found when the watcher starts
+        self.actions.record_outside_edits()  # the state found when the watcher starts
         self._round(set())
-        for changes in watchfiles.watch(self.engine.home.root, watch_filter=self.wanted,
+        for changes in watchfiles.watch(self.home.root, watch_filter=self.wanted,
                                         stop_event=self.stop,
                                         debounce=self.debounce_ms, step=50,
                                         rust_timeout=int(self.tick * 1000),
@@ -85,40 +108,38 @@ class Watcher:
             self._round({p for _, p in changes})
 
     def _round(self, paths: set[str]) -> None:
-        home = self.engine.home
+        home = self.home
         try:
             rollouts = [p for p in paths if _under(p, home.sessions_dir)
                         or _under(p, home.archived_dir)]
             if rollouts or not paths:
-                stats = self.engine.refresh()
+                stats = self.actions.refresh()
                 if stats.scanned_full or stats.scanned_append or stats.removed:
                     self._emit("indexed", f"{stats.scanned_full} new, {stats.scanned_append} "
                                           f"grown, {stats.removed} removed")
-            if any(p == str(self.engine.home.config_path) for p in paths):
+            if any(p == str(home.config_path) for p in paths):
                 home.__dict__.pop("config", None)  # the version or the toggles may have changed
             root = home.memory_root
             if any((p == str(root) or _under(p, root)) and "/.git" not in p[len(str(root)):]
                    for p in paths):
-                from .memory_folder.history import History
-
-                commit = History(home).snapshot()
+                commit = self.actions.record_outside_edits()
                 if commit:
                     self._emit("memory_changed", f"recorded {commit[:12]} in history")
-            if self.engine.config_get("memdeck.auto_extract").value:
+            if self.actions.auto_extract():
                 self._schedule()
         except Exception as e:  # noqa: BLE001 - reported, and the watcher goes on
             self._emit("error", str(e).splitlines()[0] if str(e) else type(e).__name__)
 
     def _schedule(self) -> None:
         """One idle-scheduler round, as Codex's start-up task caps it."""
-        cap = self.engine.home.config.max_rollouts_per_startup
-        report = self.engine.extract(limit=cap)
+        cap = self.home.config.max_rollouts_per_startup
+        report = self.actions.extract(cap)
         done = report.count("extracted")
         if done or report.count("no_output") or report.count("failed"):
             self._emit("extracted", f"{done} extracted, {report.count('no_output')} with "
                                     f"nothing durable, {report.count('failed')} failed "
                                     f"({report.backend})")
         if done:
-            p = self.engine.consolidate()
+            p = self.actions.consolidate()
             if p is not None:
                 self._emit("proposal", f"proposal {p.id} is {p.status}")

@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(os.environ.get("MEMDECK_FIXTURES",
-                               REPO.parent / "shared" / "fixtures" / "rollouts"))
-if not FIXTURES.is_dir():  # a checkout without ../shared beside it: the bundled copy
-    FIXTURES = REPO / "tests" / "fixtures" / "rollouts"
+# the rollouts bundled with the tests; MEMDECK_FIXTURES points at another folder of them
+FIXTURES = Path(os.environ.get("MEMDECK_FIXTURES", REPO / "tests" / "fixtures" / "rollouts"))
 
 
 @pytest.fixture(autouse=True)
@@ -64,8 +62,8 @@ class HomeBuilder:
         os.utime(path, (t, t))
 
     def v1(self) -> HomeBuilder:
-        """A home where Codex ran memory v1: it has a `memories/` folder (codex-format §9a;
-        without one, Codex 0.169 and memdeck use v2)."""
+        """A home where Codex ran memory v1: it has a `memories/` folder
+        (docs/codex-format.md "Memory versions"; without one, Codex 0.169 and memdeck use v2)."""
         (self.root / "memories").mkdir(parents=True, exist_ok=True)
         return self
 

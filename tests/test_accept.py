@@ -13,6 +13,7 @@ from conftest import plant_secret
 from memdeck.engine import Engine, demo_home
 from memdeck.engine.memory_folder import accept as accept_mod
 from memdeck.engine.memory_folder.accept import AcceptRefused, recover
+from memdeck.engine.memory_folder.writer import MemoryFolderWriter
 from memdeck.engine.phase2.proposals import root_state
 from memdeck.tui.cli import main
 
@@ -23,6 +24,11 @@ def proposed(tmp_path: Path) -> tuple[Path, str]:
     eng = Engine.open(home)
     eng.extract(backend="offline")
     return home, eng.consolidate().id
+
+
+def writer(home: Path) -> MemoryFolderWriter:
+    eng = Engine.open(home)
+    return MemoryFolderWriter(eng.home, eng.clock, lambda: eng.store)
 
 
 def git(root: Path, *args: str) -> str:
@@ -48,7 +54,9 @@ def test_accept_all_gives_codex_a_valid_root_and_bookkeeping(capsys, proposed) -
                                  "'global'").fetchone()
     conn.close()
     assert (status, lease) == ("done", None)
-    top = Engine.open(home).history()[0]
+    eng = Engine.open(home)
+    eng.record_outside_edits()  # nothing is left to record
+    top = eng.history()[0]
     assert (top.origin, top.summary) == ("consolidation", f"accept proposal {pid}")
     trailers = git(home / "memdeck" / "history.git", "log", "-1", "--format=%B")
     assert f"Memdeck-Proposal: {pid}" in trailers and "Memdeck-Threads: " in trailers
@@ -102,7 +110,7 @@ def test_a_crash_after_the_swap_is_finished_on_recovery(proposed, monkeypatch) -
         Engine.open(home).accept(pid)
     monkeypatch.undo()
     assert "Upgrade Django" in (home / "memories" / "MEMORY.md").read_text()  # swapped
-    assert recover(Engine.open(home)) == "finished"
+    assert recover(writer(home)) == "finished"
     [p] = Engine.open(home).proposals()
     assert p.status == "accepted"
     conn = sqlite3.connect(home / "memories_1.sqlite")
@@ -121,7 +129,7 @@ def test_a_crash_before_the_swap_is_undone(proposed, monkeypatch) -> None:
     with pytest.raises(SystemExit):
         Engine.open(home).accept(pid)
     monkeypatch.undo()
-    assert recover(Engine.open(home)) == "undone"
+    assert recover(writer(home)) == "undone"
     assert root_state(home / "memories") == before
     assert not list(home.glob(".memories.memdeck-new"))
     assert Engine.open(home).accept(pid).status == "accepted"  # and it can still go in
@@ -149,7 +157,7 @@ def test_damaged_journals_and_a_lost_workspace(proposed) -> None:
     home, pid = proposed
     (home / "memdeck" / "accept.journal").write_text('{"proposal": ')  # cut short
     (home / "memdeck" / "swap.journal").write_text("not json")
-    assert recover(Engine.open(home)) == "undone"
+    assert recover(writer(home)) == "undone"
     assert not (home / "memdeck" / "accept.journal").exists()
     assert not (home / "memdeck" / "swap.journal").exists()
     import shutil
@@ -169,13 +177,13 @@ def test_recovery_leaves_an_accept_in_progress_alone(proposed) -> None:
     building.mkdir()
     (building / "MEMORY.md").write_text("half built\n")
     hold_global_lease(home)
-    assert recover(Engine.open(home)) is None
+    assert recover(writer(home)) is None
     assert (building / "MEMORY.md").read_text() == "half built\n"
     conn = sqlite3.connect(home / "memories_1.sqlite")
     conn.execute("UPDATE jobs SET lease_until = 0 WHERE job_key = 'global'")  # the holder died
     conn.commit()
     conn.close()
-    recover(Engine.open(home))
+    recover(writer(home))
     assert not building.exists()
 
 

@@ -1,4 +1,4 @@
-"""<oai-mem-citation> parsing with Codex's exact rules (codex-format §5.2)."""
+"""<oai-mem-citation> parsing with Codex's exact rules (docs/codex-format.md "Citations")."""
 
 from memdeck.engine.codex.citations import parse_entry, parse_message, strip_citations
 

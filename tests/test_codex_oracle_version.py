@@ -1,11 +1,11 @@
 """A home where Codex 0.169 ran memory v2 stays v2 through every memdeck command (real binary).
 
-Codex picks v1 as soon as `$CODEX_HOME/memories` exists (codex-format §9a), so one stray
-`mkdir` by a read-only command would make the user's next session start an empty v1 memory.
-Here the real Codex runs its v2 phase 1 on a home, memdeck then reads what Codex wrote (the
-session is `extracted`, `memdeck memories` lists Codex's v2 row), every memdeck command runs,
-and the next real Codex session still uses v2: it is shown memdeck's v2 summary and writes
-no v1 folder and no v1 job.
+Codex picks v1 as soon as `$CODEX_HOME/memories` exists
+(docs/codex-format.md "Memory versions"), so one stray `mkdir` by a read-only command would make
+the user's next session start an empty v1 memory. Here the real Codex runs its v2 phase 1 on a
+home, memdeck then reads what Codex wrote (the session is `extracted`, `memdeck memories` lists
+Codex's v2 row), every memdeck command runs, and the next real Codex session still uses v2: it
+is shown memdeck's v2 summary and writes no v1 folder and no v1 job.
 """
 
 from __future__ import annotations

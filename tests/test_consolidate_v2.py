@@ -1,4 +1,4 @@
-"""Memory V2 phase 2 into a proposal of `memories_v2/` (codex-format §4.6 V2): only
+"""Memory V2 phase 2 into a proposal of `memories_v2/` (docs/codex-format.md "Validation"): only
 memory_summary.md, its layout and size limit, rollout summaries synced as in V1, no
 raw_memories.md or MEMORY.md; accepted with Codex 0.169's baseline; the V2 read-path preview."""
 

@@ -29,15 +29,20 @@ def run(capsys, *argv: str):
 
 def test_first_look_labels_codex_or_external(tmp_path: Path, demo: Path) -> None:
     # the demo root has a note added after Codex's baseline: an outside change
-    assert [e.origin for e in Engine.open(demo).history()] == ["external"]
+    eng = Engine.open(demo)
+    eng.record_outside_edits()
+    assert [e.origin for e in eng.history()] == ["external"]
     # a root that is exactly Codex's baseline is Codex's
     other = demo_home(tmp_path / "other")
     reset_codex_baseline(other / "memories")
-    assert [e.origin for e in Engine.open(other).history()] == ["codex"]
+    eng = Engine.open(other)
+    eng.record_outside_edits()
+    assert [e.origin for e in eng.history()] == ["codex"]
 
 
 def test_edits_restore_and_show(capsys, demo: Path) -> None:
     eng = Engine.open(demo)
+    eng.record_outside_edits()
     first = eng.history()[0].commit
     memory = demo / "memories" / "MEMORY.md"
     original = memory.read_bytes()
@@ -55,6 +60,7 @@ def test_edits_restore_and_show(capsys, demo: Path) -> None:
     code, out, _ = run(capsys, "restore", first[:10], "--home", str(demo))
     assert code == 0 and "restored" in out
     assert memory.read_bytes() == original
+    eng.record_outside_edits()  # nothing is left to record
     origins = [e.origin for e in eng.history()]
     assert origins == ["restore", "user", "external"]  # nothing rewritten
     # Codex's own baseline repository inside the root is left as it was
@@ -70,6 +76,7 @@ def test_edits_restore_and_show(capsys, demo: Path) -> None:
 
 def test_restore_waits_for_a_running_consolidation(demo: Path) -> None:
     eng = Engine.open(demo)
+    eng.record_outside_edits()
     first = eng.history()[0].commit
     hold_global_lease(demo)
     (demo / "memories" / "MEMORY.md").write_text("changed\n")
@@ -79,7 +86,7 @@ def test_restore_waits_for_a_running_consolidation(demo: Path) -> None:
 
 
 def test_unknown_commit_is_one_line(capsys, demo: Path) -> None:
-    Engine.open(demo).history()
+    Engine.open(demo).record_outside_edits()
     with pytest.raises(NotFound):
         Engine.open(demo).history_show("deadbeef")
     code, _, err = run(capsys, "history", "show", "nope", "--home", str(demo))

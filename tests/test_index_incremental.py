@@ -2,7 +2,7 @@
 
 Everything goes through `Engine.open(home)`: real rollout files in a temporary Codex home, a real
 memdeck.sqlite, and Codex's own SQLite files (`memories_1.sqlite`, `state_5.sqlite`) created
-with the columns codex-format §2.1–2.2 lists.
+with the columns docs/codex-format.md "The threads table", "The stage1_outputs table" list.
 """
 
 from __future__ import annotations
@@ -302,8 +302,9 @@ def test_pipeline_states(pipeline_home) -> None:
     conn.close()
 
     engine = Engine.open(home.root)
-    s = by_id(engine.sessions())
-    assert engine.warnings == []
+    listing = engine.listing()
+    s = by_id(listing.sessions)
+    assert listing.warnings == ()
 
     assert s[CLI_ID].status == "extracted", s[CLI_ID].reason
     assert "in the consolidated memory" in s[CLI_ID].reason and "cited 2×" in s[CLI_ID].reason
@@ -374,17 +375,19 @@ def test_locked_pipeline_db_falls_back(pipeline_home, monkeypatch) -> None:
     holder.execute("BEGIN EXCLUSIVE")
     try:
         eng = Engine.open(home.root)
-        s = by_id(eng.sessions())
+        listing = eng.listing()
+        s = by_id(listing.sessions)
         assert len(s) == len(paths)
         assert s[CLI_ID].status == "eligible"  # pipeline state unknown: the time rules decide
         assert s[DISABLED_ID].status == "disabled"
-        assert len(eng.warnings) == 1
-        assert "memories_1.sqlite" in eng.warnings[0] and "locked" in eng.warnings[0]
+        assert len(listing.warnings) == 1
+        assert "memories_1.sqlite" in listing.warnings[0] and "locked" in listing.warnings[0]
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    s = by_id(eng.sessions())
-    assert s[CLI_ID].status == "extracted" and eng.warnings == []
+    listing = eng.listing()
+    s = by_id(listing.sessions)
+    assert s[CLI_ID].status == "extracted" and listing.warnings == ()
 
 
 def test_damaged_pipeline_db_falls_back(home) -> None:
@@ -392,9 +395,10 @@ def test_damaged_pipeline_db_falls_back(home) -> None:
     home.add("cli-preferences.jsonl", idle_hours=8)
     (home.root / "memories_1.sqlite").write_bytes(b"this is not a database" * 100)
     eng = Engine.open(home.root)
-    [s] = eng.sessions()
+    listing = eng.listing()
+    [s] = listing.sessions
     assert s.status == "eligible"
-    assert len(eng.warnings) == 1 and "memories_1.sqlite" in eng.warnings[0]
+    assert len(listing.warnings) == 1 and "memories_1.sqlite" in listing.warnings[0]
 
 
 # --------------------------------------------------------------------------------------
@@ -436,8 +440,9 @@ def test_polluted_in_thread_catalogue(home) -> None:
     state_db(home, [(CLI_ID, polluted, "polluted", 0), (CITES_ID, archived, "enabled", 1),
                     (CORRUPT_ID, plain, "enabled", 0)])
     eng = Engine.open(home.root)
-    s = by_id(eng.sessions())
-    assert eng.warnings == []
+    listing = eng.listing()
+    s = by_id(listing.sessions)
+    assert listing.warnings == ()
     assert (s[CLI_ID].status, s[CLI_ID].memory_mode) == ("polluted", "polluted")
     assert "disable_on_external_context" in s[CLI_ID].reason
     assert s[CITES_ID].status == "archived"  # Codex archived it; the file has not moved yet

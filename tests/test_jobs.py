@@ -1,4 +1,5 @@
-"""Codex's job, lease, retry and watermark rules on real pipeline databases (§2.3, §8)."""
+"""Codex's job, lease, retry and watermark rules on real pipeline databases
+(docs/codex-format.md "Leases and watermarks", "Pruning")."""
 
 from __future__ import annotations
 

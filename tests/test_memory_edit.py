@@ -314,7 +314,7 @@ def test_note_refusals(eng: Engine) -> None:
 
 def test_a_note_never_creates_a_memory_root(home) -> None:
     # A fresh home is v2 for Codex 0.169; creating memories_v2/ (or memories/) is a choice of
-    # version that only an accepted consolidation makes (codex-format §9a).
+    # version that only an accepted consolidation makes (docs/codex-format.md "Memory versions").
     eng = Engine.open(home.root, clock=FixedClock(NOW))
     before = sorted(p.name for p in home.root.iterdir())
     with pytest.raises(HomeError, match="memories_v2/ does not exist yet"):

@@ -1,4 +1,5 @@
-"""Codex's rollout summary file names and layouts (codex-format §4.2 test vectors)."""
+"""Codex's rollout summary file names and layouts
+(docs/codex-format.md "Rollout summary files")."""
 
 from memdeck.engine.codex.memory_layout import (
     SelectedMemory,

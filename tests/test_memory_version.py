@@ -1,4 +1,5 @@
-"""Which memory Codex uses (codex-format §9a), decided in one place, and never changed by memdeck.
+"""Which memory Codex uses (docs/codex-format.md "Memory versions"), decided in one place, and
+never changed by memdeck.
 
 Codex 0.169: `[memories] version` when set, else v1 when `$CODEX_HOME/memories` exists at all,
 else v2. A tool that creates `memories/` on a v2 home switches the user's Codex to an empty v1
@@ -123,13 +124,11 @@ def test_the_whole_pipeline_leaves_a_v2_home_v2(home) -> None:
 def test_the_watcher_creates_no_folder(home) -> None:
     import threading
 
-    from memdeck.engine.watch import Watcher
-
     home.config("[features]\nmemories = true\n")
     home.add("cli-preferences.jsonl", idle_hours=9)
     stop = threading.Event()
     events = []
-    w = Watcher(Engine.open(home.root), events.append, stop=stop, tick=0.2, debounce_ms=50)
+    w = Engine.open(home.root).watcher(events.append, stop=stop, tick=0.2, debounce_ms=50)
     t = threading.Thread(target=w.run)
     t.start()
     try:

@@ -1,5 +1,5 @@
-"""Memory V2 phase 1 (codex-format §3.4, §9a): the tiered input, two output fields, an empty
-raw memory, the V2 no-output rule, and the V2 database."""
+"""Memory V2 phase 1 (docs/codex-format.md "Phase 1 input, v2"): the tiered input, two output
+fields, an empty raw memory, the V2 no-output rule, and the V2 database."""
 
 from __future__ import annotations
 

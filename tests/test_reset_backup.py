@@ -70,7 +70,9 @@ def test_reset_then_restore_is_byte_identical(capsys, demo: Path) -> None:
                          capture_output=True, text=True, check=True).stdout
     assert log.strip() == "Codex Initialize Codex git baseline"
     # memdeck's own history holds every state: before, the reset, the restore
-    assert [e.origin for e in Engine.open(demo).history()] == ["restore", "user", "external"]
+    eng = Engine.open(demo)
+    eng.record_outside_edits()  # nothing is left to record
+    assert [e.origin for e in eng.history()] == ["restore", "user", "external"]
 
 
 def test_reset_asks_on_a_terminal_and_refuses_without_one(capsys, demo: Path) -> None:
@@ -107,3 +109,27 @@ def test_damaged_backup_files_are_not_offered(demo: Path) -> None:
     with pytest.raises(MemdeckError, match="no backup"):
         eng.restore_backup("20200101T000000Z")
     assert os.path.exists(bogus)
+
+
+def test_a_backup_cut_short_is_not_left_behind_and_nothing_is_reset(demo: Path,
+                                                                      monkeypatch) -> None:
+    """The archive is written through the one atomic writer: a failure halfway leaves no
+    partial `.tar.gz` to be offered, no temp file, and reset goes no further."""
+    from memdeck.engine.memory_folder import backup as backup_mod
+
+    files, db_rows = tree(demo), rows(demo)
+    real = backup_mod._add_bytes
+
+    def disk_full(tar, name: str, data: bytes, mtime: float) -> None:
+        if name == "manifest.json":
+            raise OSError(28, "No space left on device")
+        real(tar, name, data, mtime)
+
+    monkeypatch.setattr(backup_mod, "_add_bytes", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        Engine.open(demo).reset()
+    monkeypatch.undo()
+    backups = demo / "memdeck" / "backups"
+    assert sorted(p.name for p in backups.iterdir()) == []
+    assert tree(demo) == files and rows(demo) == db_rows
+    assert Engine.open(demo).backups() == []

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from memdeck.engine import Engine, demo_home
-from memdeck.engine.watch import Watcher
 
 
 class Recorder:
@@ -41,7 +40,7 @@ def watching(tmp_path: Path):
     eng = Engine.open(home)
     rec = Recorder()
     stop = threading.Event()
-    w = Watcher(eng, rec, stop, tick=3600, debounce_ms=100)
+    w = eng.watcher(rec, stop, tick=3600, debounce_ms=100)
     t = threading.Thread(target=w.run, daemon=True)
     t.start()
     time.sleep(0.5)  # let the watch start
@@ -69,7 +68,7 @@ def test_idle_scheduler_extracts_and_proposes(tmp_path: Path) -> None:
     eng.config_set("memdeck.auto_extract", "true")
     rec = Recorder()
     stop = threading.Event()
-    t = threading.Thread(target=Watcher(eng, rec, stop, tick=3600).run, daemon=True)
+    t = threading.Thread(target=eng.watcher(rec, stop, tick=3600).run, daemon=True)
     t.start()
     try:
         assert "2 extracted" in rec.wait_for("extracted").detail  # max_rollouts_per_startup

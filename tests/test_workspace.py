@@ -1,4 +1,5 @@
-"""Phase 2's workspace steps on a copy of a real memory root (codex-format §4.1–4.4, §4.6)."""
+"""Phase 2's workspace steps on a copy of a real memory root
+(docs/codex-format.md "Phase 2 steps")."""
 
 from __future__ import annotations
 
@@ -132,8 +133,8 @@ def test_extension_resources_are_pruned_by_age(tmp_path: Path) -> None:
 
 def test_raw_memories_are_byte_identical_to_codex(tmp_path: Path) -> None:
     """The bytes Codex 0.169 wrote for two stage-1 rows (recorded from its own phase 2,
-    /work/notes/codex-facts.md): the file ends with one empty line after the last memory;
-    without it Codex rewrites the file and its next diff shows `M raw_memories.md`."""
+    docs/codex-compat.md "Git baseline and inputs"): the file ends with one empty line after the
+    last memory; without it Codex rewrites the file and its next diff shows `M raw_memories.md`."""
     from memdeck.engine.codex.memory_layout import SelectedMemory
 
     rows = [SelectedMemory("01a23130-5bfc-7f67-aecc-1c0d25836e04", 1796245581,

@@ -173,7 +173,6 @@ class MemdeckApp(App[None]):
     def relabel_home(self) -> None:
         """The header names the memory version Codex uses now (a settings change or a new
         `memories/` folder switches it)."""
-        self.engine.home.__dict__.pop("config", None)
         label = _home_label(self.engine)
         self.call_from_thread(setattr, self, "sub_title", label)
 
@@ -282,8 +281,6 @@ class MemdeckApp(App[None]):
     # -- the watcher -----------------------------------------------------------------------
     @work(thread=True, group="watch", name="watching the Codex home", exit_on_error=False)
     def watch_home(self) -> None:
-        from memdeck.engine.watch import Watcher
-
         def on_event(ev: Any) -> None:
             kind = ev.kind
             if kind == "indexed":
@@ -297,7 +294,7 @@ class MemdeckApp(App[None]):
             elif kind == "error":
                 self.post_message(WorkFailed("watcher", ev.detail))
 
-        Watcher(self.engine, on_event, stop=self._watch_stop).run()
+        self.engine.watcher(on_event, stop=self._watch_stop).run()
 
     async def action_quit(self) -> None:
         """Quit, but never drop an unsaved edit of a memory file without asking."""
@@ -360,16 +357,17 @@ class MemdeckApp(App[None]):
 
 
 def _home_label(engine: Engine) -> str:
+    """`~/.codex · memory v2`: the home, and the memory version Codex uses in it now."""
     import os
 
-    root = str(engine.home.root)
+    info = engine.home_info()  # config.toml read again
+    root = str(info.root)
     user = os.path.expanduser("~")
     where = "~" + root[len(user):] if root.startswith(user + os.sep) else root
-    try:
-        info = engine.home.version_info
-    except Exception:  # noqa: BLE001 - a broken config.toml is reported elsewhere
+    if info.version is None:  # a broken config.toml is reported elsewhere
         return where
-    return f"{where} · memory {info.name}" + ("" if info.known else " (unknown: read-only)")
+    v = info.version
+    return f"{where} · memory {v.name}" + ("" if v.known else " (unknown: read-only)")
 
 
 def run_app(home: str | None) -> int:

@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(e.code or 0)
     command = args.command or "tui"
     handler = COMMANDS[command]
-    from memdeck.engine.errors import MemdeckError
+    from memdeck.engine import MemdeckError
 
     try:
         return handler(args)
@@ -121,8 +121,8 @@ def _err(message: str) -> None:
     print(f"memdeck: {first}", file=sys.stderr)
 
 
-def _warn(engine: Any) -> None:
-    for w in engine.warnings:
+def _warn(warnings: tuple[str, ...]) -> None:
+    for w in warnings:
         print(f"memdeck: warning: {w}", file=sys.stderr)
 
 
@@ -152,31 +152,32 @@ def _engine(args: argparse.Namespace) -> Any:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    from memdeck.engine.index.status import STATUSES
+    from memdeck.engine import STATUSES
 
     for s in args.status or ():
         if s not in STATUSES:
             raise UsageError(f"unknown status {s!r}; one of: {', '.join(STATUSES)}")
     engine = _engine(args)
-    sessions = engine.sessions()
+    listing = engine.listing()
+    sessions = listing.sessions
     if args.status:
         sessions = [s for s in sessions if s.status in args.status]
     if args.project:
         sessions = [s for s in sessions if s.cwd and args.project in s.cwd]
-    _warn(engine)
+    _warn(listing.warnings)
     if args.json:
         _print_json([s.to_json() for s in sessions])
     else:
         from memdeck.tui.render import print_sessions
 
-        print_sessions(sessions, engine.clock.now(), engine.home.root)
+        print_sessions(sessions, engine.clock.now(), engine.root)
     return EXIT_OK
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     engine = _engine(args)
     detail = engine.session(args.id)
-    _warn(engine)
+    _warn(detail.warnings)
     if args.json:
         _print_json(detail.to_json())
     else:
@@ -187,7 +188,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from memdeck.engine.codex.settings import toml_literal
+    from memdeck.engine import toml_literal
 
     engine = _engine(args)
     if args.action == "list":
@@ -207,7 +208,7 @@ def cmd_config(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(_setting_json(v))
     elif v.value is None:
-        from memdeck.engine.errors import MemdeckError
+        from memdeck.engine import MemdeckError
 
         raise MemdeckError(f"{v.key} is not set (Codex uses the provider's default model)")
     else:
@@ -251,7 +252,7 @@ def _pipeline(name: str) -> Callable[[argparse.Namespace], int]:
 
 
 def cmd_redact(args: argparse.Namespace) -> int:
-    from memdeck.engine.redact import redact_stream
+    from memdeck.engine import redact_stream
 
     redact_stream(sys.stdin.buffer, sys.stdout.buffer)  # bytes in, bytes out: nothing re-encoded
     return EXIT_OK

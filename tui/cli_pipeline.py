@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from memdeck.engine.clock import iso_utc
+from memdeck.engine import iso_utc, time_of_day
 
 BACKEND_LABEL = {"offline": "offline (heuristic, no model)", "openai": "openai"}
 
@@ -68,7 +68,7 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     report = engine.extract(args.ids or None, args.backend, args.limit, progress=progress)
     if interactive and report.results:
         print(file=sys.stderr)
-    for w in engine.warnings:
+    for w in report.warnings:
         print(f"memdeck: warning: {w}", file=sys.stderr)
     if args.json:
         print_json({
@@ -97,8 +97,9 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
 
 
 def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
-    rows = engine.memories()
-    for w in engine.warnings:
+    memories = engine.memories()
+    rows = memories.rows
+    for w in memories.warnings:
         print(f"memdeck: warning: {w}", file=sys.stderr)
     if args.json:
         print_json([{
@@ -112,7 +113,8 @@ def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     if not rows:
         print("no raw memories yet (run `memdeck extract`)")
         return 0
-    print(f"memory {engine.home.memory_version} · {engine.home.pipeline_db}", file=sys.stderr)
+    where = engine.home_info()
+    print(f"memory {where.memory_version} · {where.pipeline_db}", file=sys.stderr)
     for m in rows:
         sel = "in memory" if m.selected_for_phase2 else "pending consolidation"
         first = next((ln for ln in m.raw_memory.splitlines()
@@ -163,10 +165,10 @@ def cmd_forget(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
 def cmd_reset(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     if not args.yes:
         if not sys.stdin.isatty():
-            from memdeck.engine.errors import MemdeckError
+            from memdeck.engine import MemdeckError
 
             raise MemdeckError("reset needs confirmation: run it on a terminal or pass --yes")
-        print(f"This deletes every memory in {engine.home.root} (memories/, memories_v2/, "
+        print(f"This deletes every memory in {engine.root} (memories/, memories_v2/, "
               "their .git baselines, raw memories and jobs). A backup is taken first.",
               file=sys.stderr)
         answer = input("Type 'reset' to confirm: ").strip()
@@ -218,6 +220,7 @@ def cmd_history(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
             print(f"{entry.commit[:12]}  {iso_utc(entry.time)}  {entry.origin}: "
                   f"{entry.summary}\n\n{patch}")
         return 0
+    engine.record_outside_edits()  # the root as it is now, if the history does not hold it
     rows = engine.history()
     if args.json:
         print_json([{"commit": e.commit, "time": iso_utc(e.time), "origin": e.origin,
@@ -316,18 +319,16 @@ def cmd_accept(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
 def cmd_watch(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     import time
 
-    from memdeck.engine.watch import Watcher
-
     def show(event: Any) -> None:
         if args.json:
             sys.stdout.write(json.dumps({"time": iso_utc(time.time()), "kind": event.kind,
                                          "detail": event.detail}) + "\n")
         else:
-            sys.stdout.write(f"{time.strftime('%H:%M:%S')}  {event.kind:15} {event.detail}\n")
+            sys.stdout.write(f"{time_of_day(time.time())}  {event.kind:15} {event.detail}\n")
         sys.stdout.flush()
 
     auto = engine.config_get("memdeck.auto_extract").value
-    print(f"memdeck: watching {engine.home.root} (auto_extract {'on' if auto else 'off'}); "
+    print(f"memdeck: watching {engine.root} (auto_extract {'on' if auto else 'off'}); "
           "Ctrl-C stops", file=sys.stderr)
-    Watcher(engine, show, tick=max(1.0, args.tick)).run()
+    engine.watcher(show, tick=max(1.0, args.tick)).run()
     return 0

@@ -1,18 +1,24 @@
 """App-level messages: what happened, posted by workers and panes, handled by the App.
 
-Messages a single widget emits live as nested classes of that widget."""
+Messages a single widget emits live as nested classes of that widget. Messages are
+dataclasses (Textual's `Message.__post_init__` sets up what the base class needs); the
+handler names come from the class names as before (`on_work_failed`, ...)."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
+
+from memdeck.engine import MemdeckError
+
+if TYPE_CHECKING:
+    from memdeck.engine import Proposal
 
 
 def one_line(error: BaseException | str) -> str:
     """An error as the one line the user reads: no traceback, no class noise for our own."""
-    from memdeck.engine.errors import MemdeckError
-
     if isinstance(error, str):
         text = error
     elif isinstance(error, MemdeckError):
@@ -23,59 +29,53 @@ def one_line(error: BaseException | str) -> str:
     return first if len(first) <= 300 else first[:297] + "…"
 
 
+@dataclass
 class WorkFailed(Message):
     """An engine call failed; the App shows it as one notification."""
 
-    def __init__(self, what: str, error: BaseException | str) -> None:
-        super().__init__()
-        self.what = what
-        self.error = error
+    what: str
+    error: BaseException | str
 
 
+@dataclass
 class MemoryChanged(Message):
     """The memory folder, the pipeline DB or the history changed: panes showing them reload."""
 
-    def __init__(self, source: str = "") -> None:
-        super().__init__()
-        self.source = source
+    source: str = ""
 
 
 class SessionsChanged(Message):
     """The session index changed (new or grown rollouts, a forget, an extraction)."""
 
 
+@dataclass
 class ProposalReady(Message):
     """A consolidation finished: `proposal` is pending review, accepted, or None (up to date)."""
 
-    def __init__(self, proposal: Any) -> None:
-        super().__init__()
-        self.proposal = proposal
+    proposal: Proposal | None
 
 
+@dataclass
 class PipelineProgress(Message):
     """Progress of a running extract + consolidate: `stage`, `done` of `total`."""
 
-    def __init__(self, stage: str, done: int, total: int, detail: str = "") -> None:
-        super().__init__()
-        self.stage = stage
-        self.done = done
-        self.total = total
-        self.detail = detail
+    stage: str
+    done: int
+    total: int
+    detail: str = ""
 
 
+@dataclass
 class PipelineFinished(Message):
     """Extract + consolidate ended (`cancelled` when the user stopped it)."""
 
-    def __init__(self, summary: str, proposal: Any = None, cancelled: bool = False) -> None:
-        super().__init__()
-        self.summary = summary
-        self.proposal = proposal
-        self.cancelled = cancelled
+    summary: str
+    proposal: Proposal | None = None
+    cancelled: bool = False
 
 
+@dataclass
 class ShowSession(Message):
     """Open a session's transcript in the Sessions pane (e.g. from a raw memory)."""
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__()
-        self.session_id = session_id
+    session_id: str

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,8 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
+
+from memdeck.engine import ago
 
 STATUS_STYLE = {
     "extracted": "bold green",
@@ -28,21 +29,6 @@ STATUS_STYLE = {
     "empty": "dim",
     "unreadable": "red",
 }
-
-
-def ago(ts: float | None, now: float) -> str:
-    if ts is None:
-        return "?"
-    d = now - ts
-    if d < 0:
-        return "in the future"
-    if d < 3600:
-        return f"{d / 60:.0f} min ago"
-    if d < 48 * 3600:
-        return f"{d / 3600:.0f} h ago"
-    if d < 14 * 86400:
-        return f"{d / 86400:.0f} d ago"
-    return time.strftime("%Y-%m-%d", time.localtime(ts))
 
 
 def sessions_table(sessions: list[Any], now: float, title: str | None = None) -> Table:

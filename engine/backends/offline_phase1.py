@@ -13,9 +13,14 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codex.fragments import is_context_fragment
+from ..phase1.backend import Phase1Output
+
+if TYPE_CHECKING:
+    from ..index.sessions import Session
+    from ..phase1.input_v1 import Phase1Input
 
 BACKEND_NAME = "offline"
 MODEL_NAME = "offline-heuristic-v1"
@@ -179,10 +184,8 @@ class OfflinePhase1:
     name = BACKEND_NAME
     model = MODEL_NAME
 
-    def extract(self, inp: Any, session: Any) -> Any:
-        from ..phase1.runner import Phase1Output
-
-        if getattr(inp, "version", "v1") == "v2":  # V2: a summary only (offline_v2.py)
+    def extract(self, inp: Phase1Input, session: Session) -> Phase1Output:
+        if inp.version == "v2":  # V2: a summary only (offline_v2.py)
             from .offline_phase1_v2 import extract_v2
 
             summary, slug = extract_v2(inp.items, session.cwd, session.git_branch)

@@ -1,11 +1,11 @@
 """The offline phase-1 backend for memory V2: a faithful Markdown account of one session, no
 model. Labelled as heuristic, like the V1 extractor (offline.py).
 
-V2 keeps no raw memory; its summary is the record later sessions read (codex-format §3.4).
-This one follows the session in order: one section per request of the user, with the user's
-words quoted, the commands that ran and how they exited, the files changed, and the
-assistant's last answer, quoted as the assistant's and not as fact. The folder and branch
-open the record. A session without a request of substance gives no output.
+V2 keeps no raw memory; its summary is the record later sessions read
+(docs/codex-format.md "Phase 1 output"). This one follows the session in order: one section per
+request of the user, with the user's words quoted, the commands that ran and how they exited,
+the files changed, and the assistant's last answer, quoted as the assistant's and not as fact.
+The folder and branch open the record. A session without a request of substance gives no output.
 """
 
 from __future__ import annotations

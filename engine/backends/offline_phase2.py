@@ -1,5 +1,7 @@
-"""The offline consolidation: a deterministic merge into Codex's MEMORY.md and
-memory_summary.md layouts (codex-format §4.6). Labelled heuristic, like the offline phase 1.
+"""The offline consolidation (`OfflinePhase2`, a Phase2Backend): a deterministic merge into
+Codex's MEMORY.md and memory_summary.md layouts
+(docs/codex-format.md "MEMORY.md and memory_summary.md"). Labelled heuristic, like the offline
+phase 1.
 
 MEMORY.md is merged, not regenerated: every existing task group, task and bullet is kept as
 written (edits in it are authoritative); a task whose rollout summaries are all gone is
@@ -13,10 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
-from ..clock import rfc3339_utc
 from ..codex.memory_layout import SelectedMemory
+from ..formatting import rfc3339_utc
+from ..phase2.backend import Phase2Result
+from .offline_phase1 import MODEL_NAME
 
 _REF = re.compile(r"rollout_summaries/([^\s)]+)\.md")
 _TASK_CITE = re.compile(r"\[Task (\d+)\]")
@@ -183,7 +187,7 @@ def merge_summary(text: str, memory_md: str, now: float) -> str:
     return "\n".join(out)
 
 
-# -- memory V2: memory_summary.md is the whole memory (codex-format §4.6 V2) -----------------
+# -- memory V2: the summary is the whole memory (docs/codex-format.md "Memory versions") -----
 V2_HEADINGS = ("## User Profile", "## User preferences", "## General Tips", "## What's in Memory")
 V2_LIMIT = 10_000  # Codex requires the file to stay under this many bytes
 V2_BUDGET = 9_600  # what the offline merge aims for, leaving room for hand edits
@@ -316,3 +320,27 @@ def merge_summary_v2(text: str, selected: list[SelectedMemory]) -> str:
 def _placeholder(lines: list[str]) -> list[str]:
     real = [x for x in lines if x.strip() and x.strip().lower() != "- none yet"]
     return real or ["- none yet"]
+
+
+class OfflinePhase2:
+    """Phase2Backend for the deterministic merge: no network, no prompt, no tokens."""
+
+    name = "offline"
+
+    def consolidate(self, workspace: Path, selected: list[SelectedMemory], now: float,
+                    version: str) -> Phase2Result:
+        summary = workspace / "memory_summary.md"
+        # v2: the summary is the whole memory (docs/codex-format.md "Memory versions")
+        if version == "v2":
+            summary.write_text(merge_summary_v2(_read(summary), selected), encoding="utf-8")
+            return Phase2Result(MODEL_NAME)
+        present = {p.stem for p in (workspace / "rollout_summaries").glob("*.md")}
+        memory = merge_memory(_read(workspace / "MEMORY.md"), selected, present)
+        (workspace / "MEMORY.md").write_text(memory, encoding="utf-8")
+        summary.write_text(merge_summary(_read(summary) or "v1\n", memory, now),
+                           encoding="utf-8")
+        return Phase2Result(MODEL_NAME)
+
+
+def _read(p: Path) -> str:
+    return p.read_text(encoding="utf-8") if p.is_file() else ""

@@ -54,7 +54,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the openai client's own default
-# The models Codex 0.169 asks for when `[memories]` names none (codex-format §9a, measured).
+# The models Codex 0.169 asks for when `[memories]` names none (docs/codex-compat.md "Requests").
 DEFAULT_EXTRACT_MODEL = "gpt-6-luna"
 DEFAULT_CONSOLIDATION_MODEL = "gpt-6.1-terra"
 # An endpoint without auth (a local llama.cpp / vLLM / Ollama) still needs some bearer value.
@@ -89,14 +89,14 @@ class BackendConfig:
             return "(an unparseable base_url)"
 
 
-def _nonempty(value: Any) -> str | None:
+def _nonempty(value: object) -> str | None:
     return (value.strip() or None) if isinstance(value, str) else None
 
 
 def resolve_backend_config(memdeck_settings: Mapping[str, Any],
                            memories_config: MemoriesConfig | None,
                            env: Mapping[str, str] = os.environ) -> BackendConfig:
-    """DESIGN §7 precedence.
+    """Precedence (docs/architecture.md "Model backends").
 
     base_url: memdeck's `base_url` > `OPENAI_BASE_URL` > the client default.
     api_key: memdeck's `api_key` > `OPENAI_API_KEY`. A key set in memdeck's own settings goes
@@ -212,11 +212,18 @@ class OpenAIBackend:
                 self._client = build_client(self.cfg)
             return self._client
 
-    def extract_json(self, **kw: Any) -> ModelReply:
-        return extract_json(self.client, self.cfg, **kw)
+    def extract_json(self, *, system: str, user: str | list[str], schema: dict[str, Any],
+                     schema_name: str,
+                     parse: Callable[[str], dict[str, Any]] = parse_stage_one_output,
+                     reasoning_effort: str | None = None) -> ModelReply:
+        return extract_json(self.client, self.cfg, system=system, user=user, schema=schema,
+                            schema_name=schema_name, parse=parse,
+                            reasoning_effort=reasoning_effort)
 
-    def chat_with_tools(self, **kw: Any) -> ToolTurn:
-        return chat_with_tools(self.client, self.cfg, **kw)
+    def chat_with_tools(self, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                        reasoning_effort: str | None = None) -> ToolTurn:
+        return chat_with_tools(self.client, self.cfg, messages=messages, tools=tools,
+                               reasoning_effort=reasoning_effort)
 
 
 # -- the HTTP call and what can go wrong with it ---------------------------------------------
@@ -284,7 +291,7 @@ def _complete(client: openai.OpenAI, cfg: BackendConfig, body: dict[str, Any]) -
                  tin, tout, ms, model)
 
 
-def _int(v: Any) -> int:
+def _int(v: object) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
 
 

@@ -4,17 +4,17 @@ tiered rollout cut into pieces of at most 8,900 bytes, one user message each).""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memdeck import prompts
 
-from .openai_client import (
-    STAGE_ONE_OUTPUT_SCHEMA,
-    BackendConfig,
-    OpenAIBackend,
-    resolve_backend_config,
-)
+from ..phase1.backend import Phase1Output
+from .openai_client import STAGE_ONE_OUTPUT_SCHEMA, BackendConfig, OpenAIBackend
 from .replies import STAGE_ONE_OUTPUT_SCHEMA_V2, parse_stage_one_output, parse_stage_one_output_v2
+
+if TYPE_CHECKING:
+    from ..index.sessions import Session
+    from ..phase1.input_v1 import Phase1Input
 
 SYSTEM_PROMPTS = {"v1": "stage_one_system", "v2": "stage_one_system_v2"}
 
@@ -27,17 +27,10 @@ class OpenAIPhase1(OpenAIBackend):
         super().__init__(cfg)
         self._system = {v: prompts.load(name) for v, name in SYSTEM_PROMPTS.items()}
 
-    @classmethod
-    def from_engine(cls, engine: Any) -> OpenAIPhase1:
-        mine = engine._settings_file("memdeck").read()
-        return cls(resolve_backend_config(mine, engine.home.config))
-
-    def extract(self, inp: Any, session: Any) -> Any:
-        from ..phase1.runner import Phase1Output
-
+    def extract(self, inp: Phase1Input, session: Session) -> Phase1Output:
         # Codex asks for low reasoning effort; memdeck leaves it out because endpoints and
         # non-reasoning models reject the parameter, which would fail every extraction.
-        if getattr(inp, "version", "v1") == "v2":
+        if inp.version == "v2":
             from ..phase1.input_v2 import split_chunks
 
             text = prompts.render("stage_one_input_v2", rollout_path=session.rollout_path,

@@ -1,5 +1,7 @@
-"""The phase-2 consolidation agent for the openai backend: a model with six file tools,
-confined to one workspace folder (codex-format §4.5, the path rules of §5.3).
+"""Phase 2 through an OpenAI-compatible endpoint (`OpenAIPhase2`, a Phase2Backend): the
+consolidation agent, a model with six file tools confined to one workspace folder
+(docs/codex-format.md "The consolidation agent", "Memory tools"), given Codex's consolidation
+prompt.
 
 Paths are relative to the workspace; `..`, absolute paths, hidden components (`.git`) and
 symlinks are refused. Tool errors go back to the model as tool results, never up as
@@ -10,11 +12,20 @@ line, nothing kept) past a step limit or a byte limit on what it may write.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import MemdeckError
+from ..phase2.backend import Phase2Result
+from .openai_client import BackendConfig, OpenAIBackend
+
+if TYPE_CHECKING:
+    import openai
+
+    from ..codex.memory_layout import SelectedMemory
+    from ..store import Store
 
 MAX_STEPS = 60
 MAX_WRITE_BYTES = 4 * 1024 * 1024
@@ -128,7 +139,7 @@ class Workspace:
                              f"{MAX_WRITE_BYTES // 2**20} MiB; stopped")
 
 
-def run_agent(client: Any, cfg: Any, prompt: str, root: Path,
+def run_agent(client: openai.OpenAI, cfg: BackendConfig, prompt: str, root: Path,
               max_steps: int | None = None) -> AgentRun:
     from .openai_client import chat_with_tools, tool_result
 
@@ -156,3 +167,44 @@ def run_agent(client: Any, cfg: Any, prompt: str, root: Path,
             messages.append(tool_result(call.id, result))
     raise AgentError(f"the consolidation agent did not finish within {max_steps} steps; "
                      "nothing was kept")
+
+
+class OpenAIPhase2(OpenAIBackend):
+    """Phase2Backend: Codex's consolidation prompt for the memory version, run by the agent in
+    the workspace. Every run, failed or not, is recorded in memdeck's model-call log."""
+
+    def __init__(self, cfg: BackendConfig, store: Store,
+                 client: openai.OpenAI | None = None) -> None:
+        super().__init__(cfg, client)
+        self.model = cfg.consolidation_model
+        self.store = store
+
+    def consolidate(self, workspace: Path, selected: list[SelectedMemory], now: float,
+                    version: str) -> Phase2Result:
+        from memdeck import prompts
+
+        from ..call_log import log_call, prompt_hash
+        from ..phase2.workspace import DIFF_FILE
+
+        ext = (workspace / "extensions").is_dir()
+        name = "consolidation_v2" if version == "v2" else "consolidation"
+        prompt = prompts.render(
+            name, memory_root=str(workspace), phase2_workspace_diff_file=DIFF_FILE,
+            extensions_block=("\nRead every `extensions/<name>/instructions.md` before you "
+                              "start, and remove memories that come only from deleted extension "
+                              "resources.\n") if ext else "")
+        started = time.perf_counter()
+        error: str | None = None
+        run: AgentRun | None = None
+        try:
+            run = run_agent(self.client, self.cfg, prompt, workspace)
+        except MemdeckError as e:
+            error = str(e)
+            raise
+        finally:
+            log_call(self.store.conn(), backend=self.name, purpose="phase2", prompt_name=name,
+                     prompt_hash=prompt_hash(prompt), model=self.model, thread_id=None,
+                     input_tokens=run.input_tokens if run else 0,
+                     output_tokens=run.output_tokens if run else 0,
+                     duration_ms=int((time.perf_counter() - started) * 1000), error=error)
+        return Phase2Result(self.model, run.input_tokens, run.output_tokens, prompt_hash(prompt))

@@ -16,7 +16,7 @@ MAX_CONTENT_CHARS = 1024 * 1024  # assistant text or tool arguments, per reply
 
 
 # -- what a call returns, and how its output is checked ---------------------------------------
-# codex-format §3.3: phase 1's strict output schema, byte for byte Codex's.
+# docs/codex-format.md "Phase 1 output": phase 1's strict output schema, byte for byte Codex's.
 STAGE_ONE_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"rollout_summary": {"type": "string"},
@@ -25,7 +25,8 @@ STAGE_ONE_OUTPUT_SCHEMA: dict[str, Any] = {
     "required": ["rollout_summary", "rollout_slug", "raw_memory"],
     "additionalProperties": False,
 }
-# codex-format §3.4 / §9a: the V2 schema has no raw_memory and a slug that is always a string.
+# docs/codex-format.md "Phase 1 output": the V2 schema has no raw_memory and a slug that is
+# always a string.
 STAGE_ONE_OUTPUT_SCHEMA_V2: dict[str, Any] = {
     "type": "object",
     "properties": {"rollout_summary": {"type": "string"}, "rollout_slug": {"type": "string"}},
@@ -133,13 +134,15 @@ _STAGE_ONE_KEYS = ("rollout_summary", "rollout_slug", "raw_memory")
 
 
 def parse_stage_one_output(text: str) -> dict[str, Any]:
-    """Codex's V1 phase-1 contract (§3.5): exactly rollout_summary (str), rollout_slug
-    (str | null | missing) and raw_memory (str); anything else raises ModelOutputError."""
+    """Codex's V1 phase-1 contract (docs/codex-format.md "Phase 1 output"): exactly
+    rollout_summary (str), rollout_slug (str | null | missing) and raw_memory (str); anything
+    else raises ModelOutputError."""
     return _parse_stage_one(text, _STAGE_ONE_KEYS, ("rollout_summary", "raw_memory"), True)
 
 
 def parse_stage_one_output_v2(text: str) -> dict[str, Any]:
-    """The V2 contract (§3.4): exactly rollout_summary and rollout_slug, both strings."""
+    """The V2 contract (docs/codex-format.md "Phase 1 output"): exactly rollout_summary and
+    rollout_slug, both strings."""
     return _parse_stage_one(text, ("rollout_summary", "rollout_slug"),
                             ("rollout_summary", "rollout_slug"), False)
 

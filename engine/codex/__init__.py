@@ -1,10 +1,10 @@
 """Codex's home and its files, read and written in Codex's own formats.
 
 The paths of a Codex home (`home`), Codex's and memdeck's settings (`settings`, `keymap`), rollout
-files (`rollout`, `linestream`, `jsonfast`, `fragments`, `tool_output`, `transcript`,
-`citations`), Codex's databases (`schema`, `state_db`, `pipeline_snapshot` to read the memory
-pipeline's tables, `pipeline_db` to write them with Codex's lease rules) and the names and
-layouts of the memory folder's files (`memory_layout`).
+files (`rollout`, `linestream`, `jsonfast`, `line_problems`, `fragments`, `tool_output`,
+`transcript`, `citations`), Codex's databases (`schema`, `state_db`, `pipeline_snapshot` to
+read the memory pipeline's tables, `pipeline_db` to write them with Codex's lease rules) and
+the names and layouts of the memory folder's files (`memory_layout`).
 
 May import: the engine's shared modules (`errors`, `clock`, `store`, `workers`) only.
 """

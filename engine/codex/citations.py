@@ -1,4 +1,4 @@
-"""`<oai-mem-citation>` blocks, parsed with Codex's exact rules (codex-format §5.2).
+"""`<oai-mem-citation>` blocks, parsed with Codex's exact rules (docs/codex-format.md "Citations").
 
 Stripping: the open and close tags are matched literally (case-sensitive, not nested); an
 unterminated block at the end is closed implicitly and its body still counts. Parsing: for
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import TypedDict
 
 OPEN = "<oai-mem-citation>"
 CLOSE = "</oai-mem-citation>"
@@ -41,6 +42,26 @@ class MemoryCitation:
             if u not in out:
                 out.append(u)
         return tuple(out)
+
+
+class CitationEntryJSON(TypedDict):
+    path: str
+    line_start: int
+    line_end: int
+    note: str
+
+
+class CitationJSON(TypedDict):
+    entries: list[CitationEntryJSON]
+    rollout_ids: list[str]
+
+
+def entry_json(e: CitationEntry) -> CitationEntryJSON:
+    return {"path": e.path, "line_start": e.line_start, "line_end": e.line_end, "note": e.note}
+
+
+def citation_json(c: MemoryCitation) -> CitationJSON:
+    return {"entries": [entry_json(e) for e in c.entries], "rollout_ids": list(c.rollout_ids)}
 
 
 def strip_citations(text: str) -> tuple[str, list[str]]:

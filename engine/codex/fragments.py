@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
-INTERACTIVE_SOURCES = ("cli", "vscode")  # the only sources Codex's phase 1 claims (§3.2)
+# the only sources Codex's phase 1 claims (docs/codex-format.md "Phase 1 selection")
+INTERACTIVE_SOURCES = ("cli", "vscode")
 MISSING_SOURCE = "vscode"  # SessionMeta.source is `#[serde(default)]`: VSCode (0.34–0.36)
 
 
@@ -96,12 +97,18 @@ def _subagent_name(value: Any) -> str:
     return ""
 
 
-def is_legacy_meta(obj: Any) -> bool:
+def is_legacy_meta(obj: object) -> TypeGuard[dict[str, Any]]:
     """Pre-envelope rollouts (before Aug 2025) start with a bare `{id, timestamp, …}` object."""
     return (
         isinstance(obj, dict) and "type" not in obj and "payload" not in obj
         and isinstance(obj.get("id"), str)
     )
+
+
+def legacy_meta_payload(header: dict[str, Any]) -> dict[str, Any]:
+    """A legacy rollout's bare header as a session_meta payload: such a header without
+    `source` was written by the CLI (not the `vscode` default of an enveloped one)."""
+    return {**header, "source": header.get("source", "cli")}
 
 
 def is_instructions_fragment(text: str) -> bool:

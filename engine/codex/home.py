@@ -21,7 +21,8 @@ DB_NAMES = {"v1": "memories_1.sqlite", "v2": "memories_v2_1.sqlite"}
 
 @dataclass(frozen=True)
 class MemoryVersion:
-    """Which memory pipeline Codex runs on this home, and why (codex-format §9a).
+    """Which memory pipeline Codex runs on this home, and why
+    (docs/codex-format.md "Memory versions").
 
     Codex 0.169: `[memories] version` when set; otherwise v1 when `$CODEX_HOME/memories`
     exists at all (an empty folder or even a plain file), else v2. `known` is False for a
@@ -140,7 +141,7 @@ class CodexHome:
 
     @property
     def memory_roots_for_reset(self) -> list[Path]:
-        """Folders Codex's reset empties (codex-format §6.3)."""
+        """Folders Codex's reset empties (docs/codex-format.md "Reset")."""
         return [self.root / name for name in ("memories", "memories_extensions", "memories_v2")]
 
     @property

@@ -1,4 +1,5 @@
-"""Fast JSON validation for rollout lines, and a precise description of why a line is bad.
+"""Fast JSON validation and strict decoding for rollout lines (why a line is bad, in words, is
+`line_problems`).
 
 simdjson validates (UTF-8 included) at over 1 GB/s without building Python objects, which is
 what lets a cold index of a gigabyte of rollouts stay within a small multiple of `grep`. When
@@ -10,9 +11,13 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
+from typing import Any, Literal
 
 BOM = b"\xef\xbb\xbf"
+
+# What `line_type` makes of a line: the envelope's `type` string; None for a JSON object
+# without one (or a value that is not an object); False when the line is not valid JSON.
+LineType = str | None | Literal[False]
 
 
 def is_blank(line: bytes) -> bool:
@@ -23,17 +28,22 @@ try:  # pragma: no cover - exercised by whichever is installed
     import simdjson as _simdjson
 
     _OBJECT = _simdjson.Object
+    _ARRAY = _simdjson.Array
     _local = threading.local()  # a simdjson Parser must not be shared between threads
 
-    def line_type(line: bytes) -> str | None | bool:
+    def _parser() -> _simdjson.Parser:
+        """This thread's parser, made on first use."""
+        parser: _simdjson.Parser | None = getattr(_local, "parser", None)
+        if parser is None:
+            parser = _local.parser = _simdjson.Parser()
+        return parser
+
+    def line_type(line: bytes) -> LineType:
         """The envelope's `type` string; None for a JSON object without one; False when invalid."""
         if line[:3] == BOM:  # simdjson skips a byte-order mark; Codex's parser does not
             return False
-        parser = getattr(_local, "parser", None)
-        if parser is None:
-            parser = _local.parser = _simdjson.Parser()
         try:
-            doc = parser.parse(line)
+            doc = _parser().parse(line)
         except Exception:
             return False
         try:
@@ -54,9 +64,7 @@ try:  # pragma: no cover - exercised by whichever is installed
         place makes a line break inside a string invalid JSON, and the line count comes free
         from the length difference, with no extra pass over the bytes.
         """
-        parser = getattr(_local, "parser", None)
-        if parser is None:
-            parser = _local.parser = _simdjson.Parser()
+        parser = _parser()
         try:
             joined = data.replace(b"\n", b"\n,")
             n_lines = len(joined) - len(data) + 1
@@ -64,13 +72,12 @@ try:  # pragma: no cover - exercised by whichever is installed
         except Exception:
             return None
         try:
-            if len(doc) != n_lines:
+            if not isinstance(doc, _ARRAY) or len(doc) != n_lines:
                 return None
-            try:
-                types = [el["type"] for el in doc]
-            except (KeyError, TypeError):  # an element without `type`, or not an object
-                return None
-            return types if set(map(type, types)) == {str} else None
+            # an element that is not an object, or has no string `type`, is left out
+            types = [t for el in doc if isinstance(el, _OBJECT)
+                     and isinstance(t := el.get("type"), str)]
+            return types if len(types) == n_lines else None
         finally:
             del doc  # every proxy must be gone before the parser is reused
 
@@ -79,9 +86,9 @@ except ImportError:  # pragma: no cover
     def chunk_types(data: bytes) -> list[str] | None:
         return None
 
-    def line_type(line: bytes) -> str | None | bool:
+    def line_type(line: bytes) -> LineType:
         try:
-            obj = json.loads(line, parse_constant=_reject_constant)
+            obj = json.loads(line, parse_constant=reject_constant)
         except (ValueError, RecursionError):
             return False
         if not isinstance(obj, dict):
@@ -92,7 +99,8 @@ except ImportError:  # pragma: no cover
     BACKEND = "json"
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
+    """`parse_constant` for the standard library's json: NaN and Infinity are not JSON."""
     raise ValueError(f"{name} is not JSON")
 
 
@@ -107,31 +115,4 @@ try:
             raise ValueError(str(e)) from None
 except ImportError:  # pragma: no cover
     def loads(line: bytes | str) -> Any:
-        return json.loads(line, parse_constant=_reject_constant)
-
-
-def describe_bad_line(line: bytes) -> tuple[str, str]:
-    """(kind, message) for a line the validator refused."""
-    if line[:3] == BOM:
-        return "invalid_json", "invalid JSON: starts with a byte-order mark"
-    nul = line.find(b"\x00")
-    if nul >= 0:
-        return "nul_bytes", f"NUL byte at column {nul + 1}"
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as e:
-        return "invalid_utf8", f"invalid UTF-8 at byte {e.start + 1}"
-    try:
-        obj = json.loads(text, parse_constant=_reject_constant)  # its messages say where
-    except RecursionError:
-        return "invalid_json", "JSON nested too deeply"
-    except ValueError as e:
-        msg = getattr(e, "msg", str(e))
-        col = getattr(e, "colno", None)
-        return "invalid_json", f"invalid JSON: {msg}" + (f" (column {col})" if col else "")
-    if not isinstance(obj, dict):
-        return "not_an_object", f"a JSON {type(obj).__name__}, not a rollout record"
-    # simdjson refused what json accepted: depth or number limits
-    return "invalid_json", "invalid JSON (rejected by the strict parser)"
-
-
+        return json.loads(line, parse_constant=reject_constant)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..atomic import write_atomic
 from ..errors import ConfigError
-from .settings import read_toml, write_text_atomic
+from .settings import load_for_edit, read_toml
 
 TABLE = "keymap"
 BINDING_ID = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)+$")
@@ -54,9 +55,7 @@ def set_key(path: Path, binding_id: str, keys: str | None) -> None:
 
     if not BINDING_ID.match(binding_id):
         raise ConfigError(f"not a binding id: {binding_id!r}")
-    current = path.read_text(encoding="utf-8") if path.exists() else ""
-    read_toml(path)  # refuse to touch a file we cannot parse
-    doc = tomlkit.parse(current)
+    doc = load_for_edit(path)
     table = doc.get(TABLE)
     if table is None:
         if keys is None:
@@ -69,4 +68,4 @@ def set_key(path: Path, binding_id: str, keys: str | None) -> None:
         table.pop(binding_id, None)
     else:
         table[binding_id] = check_keys(keys)
-    write_text_atomic(path, tomlkit.dumps(doc))
+    write_atomic(path, tomlkit.dumps(doc))

@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 CHUNK = 1 << 20
 MAX_LINE = 16 << 20  # a longer line is skipped (a 50 MB tool output is not a rollout record)
@@ -50,6 +49,16 @@ class Batch:
     @property
     def lines(self) -> list[bytes]:
         return self.data.split(b"\n")
+
+
+class _Reader(Protocol):
+    """What the stream needs of an open rollout: a plain file or a decompressing one."""
+
+    def read(self, n: int) -> bytes: ...
+
+    def seek(self, offset: int) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class _ZstdReader:
@@ -95,7 +104,7 @@ class _RawReader:
 
     __slots__ = ("_fd",)
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
 
     def read(self, n: int) -> bytes:
@@ -108,16 +117,16 @@ class _RawReader:
         os.close(self._fd)
 
 
-def _open(path: Path | str) -> BinaryIO:
+def _open(path: str | os.PathLike[str]) -> _Reader:
     if not is_compressed(path):
-        return _RawReader(path)  # type: ignore[return-value]
-    return _ZstdReader(open(path, "rb"))  # type: ignore[return-value]  # noqa: SIM115
+        return _RawReader(path)
+    return _ZstdReader(open(path, "rb"))  # noqa: SIM115
 
 
 HEAD_BYTES = 4096
 
 
-def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
+def read_head(path: str | os.PathLike[str], n: int = HEAD_BYTES) -> bytes:
     """The first `n` bytes (decompressed); b"" when they cannot be read."""
     try:
         f = _open(path)
@@ -141,7 +150,7 @@ def looks_binary(head: bytes) -> bool:
 
 
 def iter_batches(
-    path: Path | str,
+    path: str | os.PathLike[str],
     state: StreamState,
     start_offset: int = 0,
     max_line: int = MAX_LINE,

@@ -1,4 +1,5 @@
-"""The files phase 2 writes into the memory root, with Codex's exact names and layouts (§4.2)."""
+"""The files phase 2 writes into the memory root, with Codex's exact names and layouts
+(docs/codex-format.md "Rollout summary files", "raw_memories.md")."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from ..clock import rfc3339_utc
+from ..formatting import rfc3339_utc
 
 BASE62 = "0123456789abcdefghijklmnopqrstuvwxyz" "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 SLUG_MAX = 60
@@ -40,7 +41,7 @@ def _h4(thread_id: str) -> str:
 def slugify(slug: str | None) -> str:
     if not slug:
         return ""
-    out = []
+    out: list[str] = []
     for ch in slug:
         if len(out) >= SLUG_MAX:
             break
@@ -108,5 +109,6 @@ def render_raw_memories(selected: list[SelectedMemory]) -> str:
             "",
         ]
     # Codex 0.169 ends the file with one more empty line; without it Codex rewrites the file
-    # and its next workspace diff shows `M raw_memories.md` (codex-format §9a).
+    # and its next workspace diff shows `M raw_memories.md`
+    # (docs/codex-format.md "raw_memories.md").
     return "\n".join(out) + "\n"

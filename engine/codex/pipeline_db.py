@@ -1,4 +1,5 @@
-"""Writing the pipeline DB with Codex's job, lease and watermark rules (codex-format §2.3, §8).
+"""Writing the pipeline DB with Codex's job, lease and watermark rules
+(docs/codex-format.md "Leases and watermarks", "Pruning").
 
 Every change runs in `BEGIN IMMEDIATE`, so memdeck and a running Codex can share one
 `memories_1.sqlite` without double work: whoever claims a job first owns it until its lease
@@ -66,8 +67,9 @@ class PipelineDB:
         self.worker_id = memdeck_worker_id()
         try:
             self.conn = connect(path, same_thread=False)
-            # Codex's own connection setting (codex-format §2): in WAL mode a commit need
-            # not wait for the disk; a crash can lose the last commits, never corrupt.
+            # Codex's own connection setting (docs/codex-format.md "Database files"): in WAL
+            # mode a commit need not wait for the disk; a crash can lose the last commits, never
+            # corrupt.
             self.conn.execute("PRAGMA synchronous=NORMAL")
         except MemdeckError as e:
             raise PipelineDBError(str(e)) from None
@@ -319,7 +321,7 @@ class PipelineDB:
                 "selected_for_phase2_source_updated_at = source_updated_at WHERE "
                 "thread_id = ? AND source_updated_at = ?", selected)
 
-    # -- pruning (§8) -----------------------------------------------------------------
+    # -- pruning (docs/codex-format.md "Pruning") -------------------------------------
     def prune(self, max_unused_days: int, now: int) -> int:
         cutoff = now - max_unused_days * 86400
         with self.tx() as c:

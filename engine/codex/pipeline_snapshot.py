@@ -1,4 +1,5 @@
-"""The memory pipeline database: `stage1_outputs` and `jobs` (codex-format §2.2, §2.3).
+"""The memory pipeline database: `stage1_outputs` and `jobs`
+(docs/codex-format.md "The stage1_outputs table", "The jobs table").
 
 This module reads it. Codex's own `memories_1.sqlite` is used when it exists and is never
 given DDL; otherwise memdeck keeps a file of the same shape in `memdeck/`. A locked, damaged

@@ -1,4 +1,4 @@
-"""Rollouts as typed, frozen records (codex-format §1.2–1.5, §1.7).
+"""Rollouts as typed, frozen records (docs/codex-format.md "Rollout files").
 
 Every line becomes a `RolloutLine` whose `item` is one of the records below. Unknown item
 types, unknown response-item types and unknown fields are never an error: they are kept in
@@ -9,6 +9,7 @@ original JSON of every item it forwards).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,19 @@ from typing import Any
 from . import jsonfast
 from .fragments import (
     is_legacy_meta,
+    legacy_meta_payload,
     source_label,
     stored_source,
     user_prompt_from_payload,
+)
+from .line_problems import (
+    BINARY_FILE,
+    LineProblem,
+    describe_bad_line,
+    file_problem,
+    no_type,
+    not_an_object,
+    too_long,
 )
 from .linestream import MAX_LINE, StreamState, iter_batches, looks_binary, read_head
 from .tool_output import decode_tool_output
@@ -208,16 +219,6 @@ class RolloutLine:
 
 
 @dataclass(frozen=True)
-class LineProblem:
-    line_no: int
-    kind: str  # invalid_json | invalid_utf8 | nul_bytes | too_long | not_an_object | no_type
-    message: str
-
-    def __str__(self) -> str:
-        return f"line {self.line_no}: {self.message}"
-
-
-@dataclass(frozen=True)
 class Rollout:
     path: Path
     format: str  # "jsonl" | "jsonl.zst" | "legacy"
@@ -229,10 +230,7 @@ class Rollout:
     @property
     def meta(self) -> SessionMeta | None:
         """The first session_meta with an id: it defines the thread."""
-        for line in self.lines:
-            if isinstance(line.item, SessionMeta) and line.item.id:
-                return line.item
-        return None
+        return thread_meta(self.lines)
 
     @property
     def memory_mode(self) -> str | None:
@@ -253,6 +251,14 @@ class Rollout:
         return tuple(sorted({x.type for x in self.lines if isinstance(x.item, UnknownItem)}))
 
 
+def thread_meta(lines: Iterable[RolloutLine]) -> SessionMeta | None:
+    """The first session_meta line with an id: it defines the thread."""
+    for line in lines:
+        if isinstance(line.item, SessionMeta) and line.item.id:
+            return line.item
+    return None
+
+
 # --------------------------------------------------------------------------------------
 # decoding
 
@@ -263,8 +269,6 @@ def _s(value: Any) -> str | None:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
-
-
 
 
 def decode_session_meta(p: dict[str, Any]) -> SessionMeta:
@@ -337,8 +341,8 @@ def decode_response_item(p: dict[str, Any]) -> ResponseItem:
         name = str(p.get("name", ""))
         return ToolCall(t, name, _s(p.get("call_id")), _s(p.get("input")) or "", p)
     if t == "local_shell_call":
-        action = p.get("action") if isinstance(p.get("action"), dict) else {}
-        cmd = action.get("command")
+        action = p.get("action")
+        cmd = action.get("command") if isinstance(action, dict) else None
         text = " ".join(map(str, cmd)) if isinstance(cmd, list) else str(cmd or "")
         return ToolCall(t, "shell", _s(p.get("call_id")), text, p)
     if t in ("tool_search_call", "web_search_call"):
@@ -403,11 +407,9 @@ def decode_event(p: dict[str, Any]) -> EventMsg:
     return EventMsg(kind, _s(p.get("message")), p)
 
 
-
-
-def legacy_meta(obj: dict[str, Any]) -> SessionMeta:
-    p = {**obj, "source": obj.get("source", "cli")}
-    return decode_session_meta(p)
+def legacy_meta(header: dict[str, Any]) -> SessionMeta:
+    """The session_meta of a pre-envelope rollout, from its bare header line."""
+    return decode_session_meta(legacy_meta_payload(header))
 
 
 # --------------------------------------------------------------------------------------
@@ -423,7 +425,7 @@ def read_rollout(path: str | Path, max_line: int = MAX_LINE) -> Rollout:
     path = Path(path)
     fmt = "jsonl.zst" if str(path).endswith(".zst") else "jsonl"
     if looks_binary(read_head(path)):
-        return Rollout(path, fmt, (), (), 0, "binary data (NUL bytes), not a rollout")
+        return Rollout(path, fmt, (), (), 0, BINARY_FILE)
     state = StreamState()
     lines: list[RolloutLine] = []
     problems: list[LineProblem] = []
@@ -433,62 +435,63 @@ def read_rollout(path: str | Path, max_line: int = MAX_LINE) -> Rollout:
     for batch in iter_batches(path, state, max_line=max_line):
         if batch.oversized:
             n += 1
-            problems.append(LineProblem(n, "too_long", f"{batch.oversized / 1e6:.1f} MB line "
-                                        f"skipped (limit {max_line // (1 << 20)} MiB)"))
+            problems.append(LineProblem(n, *too_long(batch.oversized, max_line)))
             continue
         for raw_line in batch.lines:
             n += 1
             if jsonfast.is_blank(raw_line):
                 continue
             seen_content = True
-            t = jsonfast.line_type(raw_line)
-            obj = None
-            if t is not False:
-                try:
-                    obj = jsonfast.loads(raw_line)
-                except ValueError:
-                    t = False
-            if t is False:
-                problems.append(LineProblem(n, *jsonfast.describe_bad_line(raw_line)))
+            parsed = _parse_line(raw_line)
+            if parsed is None:
+                problems.append(LineProblem(n, *describe_bad_line(raw_line)))
                 legacy = False if legacy is None else legacy
                 continue
+            t, obj = parsed
             if legacy is None:
-                legacy = t is None and is_legacy_meta(obj)
-                if legacy:
+                if t is None and is_legacy_meta(obj):
+                    legacy = True
                     fmt = "legacy"
                     lines.append(RolloutLine(n, _s(obj.get("timestamp")), "session_meta",
                                              legacy_meta(obj)))
                     continue
+                legacy = False
             decoded = _decode_line(n, obj, legacy, t)
             if isinstance(decoded, LineProblem):
                 problems.append(decoded)
             elif decoded is not None:
                 lines.append(decoded)
     problems.sort(key=lambda p: p.line_no)
-    file_problem = state.error
-    has_meta = any(isinstance(x.item, SessionMeta) and x.item.id for x in lines)
-    if file_problem is None and not has_meta:
-        if not seen_content:
-            file_problem = ("nothing complete yet: the first line is still being written"
-                            if state.pending_bytes else "empty file")
-        else:
-            file_problem = "no session_meta line: not a Codex rollout"
-    return Rollout(path, fmt, tuple(lines), tuple(problems), state.pending_bytes, file_problem)
+    has_thread = thread_meta(lines) is not None
+    return Rollout(path, fmt, tuple(lines), tuple(problems), state.pending_bytes,
+                   file_problem(state.error, has_thread, seen_content, state.pending_bytes))
+
+
+def _parse_line(line: bytes) -> tuple[str | None, Any] | None:
+    """(the type as the validator read it, the decoded JSON) of a valid line; None when the
+    validator or the strict decoder refuses it."""
+    t = jsonfast.line_type(line)
+    if t is False:
+        return None
+    try:
+        return t, jsonfast.loads(line)
+    except ValueError:
+        return None
 
 
 def _decode_line(n: int, obj: Any, legacy: bool,
                  t: str | None) -> RolloutLine | LineProblem | None:
     """`t` is the line's type as the validator read it (with a duplicated key, the first)."""
     if not isinstance(obj, dict):
-        return LineProblem(n, "not_an_object", f"a JSON {type(obj).__name__}, not a rollout record")
+        return LineProblem(n, *not_an_object(obj))
     if legacy:
         if "record_type" in obj:  # {"record_type":"state"} markers
             return None
         if not isinstance(t, str):
-            return LineProblem(n, "no_type", "no `type`: not a rollout record")
+            return LineProblem(n, *no_type())
         return RolloutLine(n, None, "response_item", decode_response_item(obj))
     if not isinstance(t, str):
-        return LineProblem(n, "no_type", "no `type`: not a rollout record")
+        return LineProblem(n, *no_type())
     if t == "response_item" and isinstance(obj.get("payload"), dict):
         if obj["payload"].get("type") == "ghost_snapshot":  # legacy, dropped by Codex too
             return None
@@ -497,11 +500,7 @@ def _decode_line(n: int, obj: Any, legacy: bool,
 
 
 # --------------------------------------------------------------------------------------
-# fragments Codex injects into user messages (codex-format §3.3)
-
-
-
-
+# fragments Codex injects into user messages (docs/codex-format.md "Injected fragments")
 
 
 def user_prompt_text(msg: Message) -> str:

@@ -2,20 +2,23 @@
 
 Reading uses stdlib `tomllib` (fast, on the listing path). Writing uses `tomlkit` so every
 comment, blank line and unrelated key of the user's file stays exactly as it was. Values are
-checked against Codex's types and clamp ranges (codex-format §6.2) before anything is written:
-Codex's `[memories]` table denies unknown fields, so memdeck never adds a key Codex lacks.
+checked against Codex's types and clamp ranges (docs/codex-format.md "Configuration") before
+anything is written: Codex's `[memories]` table denies unknown fields, so memdeck never adds a
+key Codex lacks.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..atomic import write_atomic
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from tomlkit import TOMLDocument
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,14 @@ class KeySpec:
             return "one of " + ", ".join(f'"{c}"' for c in self.choices)
         return "a string"
 
+    def int_range(self) -> tuple[int, int]:
+        """(lo, hi) of an "int" key: every one has both."""
+        if self.lo is None or self.hi is None:
+            raise ValueError(f"{self.name} has no integer range")
+        return self.lo, self.hi
 
-# codex-format §6.2: the [memories] table, with Codex's defaults and clamps.
+
+# docs/codex-format.md "Configuration": the [memories] table, with Codex's defaults and clamps.
 MEMORIES_KEYS: dict[str, KeySpec] = {
     s.name: s
     for s in (
@@ -114,7 +123,8 @@ def parse_value(spec: KeySpec, text: str) -> Any:
             value = int(t, 10)
         except ValueError:
             raise ConfigError(f"{where}; got {text!r}") from None
-        if not (spec.lo <= value <= spec.hi):  # type: ignore[operator]
+        lo, hi = spec.int_range()
+        if not (lo <= value <= hi):
             raise ConfigError(f"{where}; got {value}")
         return value
     if spec.kind == "enum":
@@ -138,7 +148,8 @@ def coerce_stored(spec: KeySpec, value: Any) -> Any:
     if spec.kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             return spec.default
-        return max(spec.lo, min(spec.hi, value))  # type: ignore[type-var]
+        lo, hi = spec.int_range()
+        return max(lo, min(hi, value))
     if spec.kind == "enum":
         return value if value in spec.choices else spec.default
     return value if isinstance(value, str) and value else spec.default
@@ -225,47 +236,15 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write through a temp file in the same folder and rename it over the target.
+def load_for_edit(path: Path) -> TOMLDocument:
+    """`path` as a tomlkit document to change and write back with every comment and blank line
+    kept; empty when the file is missing. A file `read_toml` refuses is refused here with the
+    same error: memdeck never rewrites a file it cannot parse."""
+    import tomlkit
 
-    A symlinked file (config.toml kept in a dotfiles repo) is written at its target so the
-    link survives. The file's permission bits are kept.
-    """
-    target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644
-    tmp = write_temp(target, text, mode)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        remove_quietly(tmp)
-        raise
-
-
-def write_temp(target: Path, text: str, mode: int = 0o644) -> str:
-    """`text` in a hidden temp file beside `target`, flushed to disk; its path. The caller
-    renames or links it into place (or removes it)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-    except BaseException:
-        remove_quietly(tmp)
-        raise
-    return tmp
-
-
-def remove_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+    current = path.read_text(encoding="utf-8") if path.exists() else ""
+    read_toml(path)
+    return tomlkit.parse(current)
 
 
 class SettingsFile:
@@ -280,9 +259,7 @@ class SettingsFile:
     def set(self, table: str | None, spec: KeySpec, value: Any) -> None:
         import tomlkit
 
-        current = self.path.read_text(encoding="utf-8") if self.path.exists() else ""
-        read_toml(self.path)  # refuse to touch a file we cannot parse
-        doc = tomlkit.parse(current)
+        doc = load_for_edit(self.path)
         if table is None:
             container: Any = doc
         else:
@@ -294,15 +271,14 @@ class SettingsFile:
                 raise ConfigError(f"{self.path}: `{table}` is not a table; fix it by hand first")
         existing = next((k for k in (spec.name, *spec.aliases) if k in container), spec.name)
         container[existing] = value
-        write_text_atomic(self.path, tomlkit.dumps(doc))
+        write_atomic(self.path, tomlkit.dumps(doc))
 
     def unset(self, table: str | None, spec: KeySpec) -> bool:
         import tomlkit
 
         if not self.path.exists():
             return False
-        read_toml(self.path)
-        doc = tomlkit.parse(self.path.read_text(encoding="utf-8"))
+        doc = load_for_edit(self.path)
         container: Any = doc if table is None else doc.get(table)
         if container is None:
             return False
@@ -312,7 +288,7 @@ class SettingsFile:
                 del container[k]
                 removed = True
         if removed:
-            write_text_atomic(self.path, tomlkit.dumps(doc))
+            write_atomic(self.path, tomlkit.dumps(doc))
         return removed
 
 

@@ -1,4 +1,5 @@
-"""Codex's thread catalogue, `state_5.sqlite` `threads` (codex-format §2.1). Read only.
+"""Codex's thread catalogue, `state_5.sqlite` `threads`
+(docs/codex-format.md "The threads table"). Read only.
 
 memdeck takes two things from it: a `polluted` memory mode (Codex records it only here), and
 Codex's own `updated_at` and `archived` flags as a cross-check. A missing, locked or odd

@@ -1,4 +1,5 @@
-"""What a shell or patch tool returned, as text plus exit code (codex-format §9a).
+"""What a shell or patch tool returned, as text plus exit code
+(docs/codex-format.md "Tool outputs").
 
 Codex has stored tool output in three shapes over the years, all as the string `output` of a
 `function_call_output` / `custom_tool_call_output`:

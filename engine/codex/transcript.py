@@ -9,9 +9,9 @@ does not carry."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from .citations import MemoryCitation, parse_message
+from .citations import CitationJSON, MemoryCitation, citation_json, parse_message
 from .fragments import is_context_fragment, is_image_tag, is_instructions_fragment
 from .rollout import (
     AgentMessage,
@@ -26,6 +26,28 @@ from .rollout import (
 )
 
 
+class ToolExtra(TypedDict, total=False):
+    """What a tool call or output entry carries besides its text."""
+
+    call_id: str | None
+    type: str  # tool_call: the item's type (function_call, custom_tool_call, …)
+    exit_code: int | None  # tool_output: from its own text, else from the command's event
+
+
+class TranscriptItemJSON(TypedDict):
+    """One entry as `memdeck show --json` prints it."""
+
+    line: int
+    timestamp: str | None
+    kind: str
+    title: str
+    text: str
+    context: NotRequired[bool]  # present (true) for harness context
+    citation: NotRequired[CitationJSON]
+    call_id: NotRequired[str | None]  # tool_call and tool_output
+    exit_code: NotRequired[int | None]  # tool_output
+
+
 @dataclass(frozen=True)
 class TranscriptEntry:
     line_no: int
@@ -36,11 +58,11 @@ class TranscriptEntry:
     text: str
     dim: bool = False  # harness context: environment, AGENTS.md, skills
     citation: MemoryCitation | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: ToolExtra = field(default_factory=ToolExtra)
 
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"line": self.line_no, "timestamp": self.timestamp,
-                             "kind": self.kind, "title": self.title, "text": self.text}
+    def to_json(self) -> TranscriptItemJSON:
+        d: TranscriptItemJSON = {"line": self.line_no, "timestamp": self.timestamp,
+                                 "kind": self.kind, "title": self.title, "text": self.text}
         if self.dim:
             d["context"] = True
         if self.citation is not None:
@@ -50,14 +72,6 @@ class TranscriptEntry:
         if self.kind == "tool_output":
             d["exit_code"] = self.extra.get("exit_code")
         return d
-
-
-def citation_json(c: MemoryCitation) -> dict[str, Any]:
-    return {
-        "entries": [{"path": e.path, "line_start": e.line_start, "line_end": e.line_end,
-                     "note": e.note} for e in c.entries],
-        "rollout_ids": list(c.rollout_ids),
-    }
 
 
 def command_exit_codes(rollout: Rollout) -> dict[str, int]:

@@ -18,10 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from ..clock import Clock
+from ..codex.memory_layout import SelectedMemory
 from ..codex.schema import create_memories_db, create_state_db, mark_backfill_complete
 from ..errors import HomeError
 from .content import SESSIONS, UNREADABLE_HOURS_AGO, DemoSession
 from .memory_folder import write_memory_root
+
+# A session of the demo, when it started and when it was last active (epoch seconds).
+Planned = tuple[DemoSession, float, float]
+# A memory pipeline job row, in the column order `_write_pipeline_db` inserts.
+JobRow = tuple[str, str | None, int, int | None, int | None, int | None, int, str | None, int,
+               int | None]
 
 MARKER = ".memdeck-demo"
 CONFIG = """\
@@ -168,7 +175,7 @@ def build_demo(path: str | os.PathLike[str] | None, clock: Clock) -> Path:
     rng = random.Random(20261202)
 
     ids: dict[str, str] = {}
-    plan = []
+    plan: list[Planned] = []
     for s in SESSIONS:
         last = now - s.hours_ago * 3600
         start = last - 60 * (2 + len(s.turns))
@@ -184,7 +191,7 @@ def build_demo(path: str | os.PathLike[str] | None, clock: Clock) -> Path:
 
     mtimes = {k: int(p.stat().st_mtime) for k, p in files.items()}
     _write_state_db(root, plan, ids, files, mtimes)
-    selected = _write_pipeline_db(root, plan, ids, mtimes, now, rng)
+    selected = _write_pipeline_db(root, plan, ids, files, mtimes, now, rng)
     write_memory_root(root / "memories", selected, now - 26 * 3600)
     return root
 
@@ -213,8 +220,8 @@ def _write_rollout(root: Path, s: DemoSession, tid: str, start: float, last: flo
     return path
 
 
-def _write_state_db(root: Path, plan: list, ids: dict[str, str], files: dict[str, Path],
-                    mtimes: dict[str, int]) -> None:
+def _write_state_db(root: Path, plan: list[Planned], ids: dict[str, str],
+                    files: dict[str, Path], mtimes: dict[str, int]) -> None:
     db = root / "state_5.sqlite"
     create_state_db(db)
     conn = sqlite3.connect(db)
@@ -241,32 +248,36 @@ def _write_state_db(root: Path, plan: list, ids: dict[str, str], files: dict[str
                            max(mtimes.values(), default=0))
 
 
-def _write_pipeline_db(root: Path, plan: list, ids: dict[str, str], mtimes: dict[str, int],
-                       now: float, rng: random.Random) -> list[dict[str, Any]]:
+def _write_pipeline_db(root: Path, plan: list[Planned], ids: dict[str, str],
+                       files: dict[str, Path], mtimes: dict[str, int], now: float,
+                       rng: random.Random) -> dict[str, SelectedMemory]:
+    """Codex's pipeline DB for the demo; returns the memories phase 2 selected, by session key."""
     from .content import raw_memory_for, rollout_summary_for
 
     db = root / "memories_1.sqlite"
     create_memories_db(db)
     conn = sqlite3.connect(db)
-    selected: list[dict[str, Any]] = []
+    selected: dict[str, SelectedMemory] = {}
     n = int(now)
     with conn:
         for s, _start, _last in plan:
             p, tid, m = s.pipeline, ids[s.key], mtimes[s.key]
-            job: tuple | None = None
+            job: JobRow | None = None
             if p.get("extracted"):
-                row = dict(thread_id=tid, source_updated_at=m, raw_memory=raw_memory_for(s),
-                           rollout_summary=rollout_summary_for(s), rollout_slug=p.get("slug"),
-                           generated_at=min(n, m + 7 * 3600),
-                           usage_count=p.get("usage") or None,
-                           last_usage=n - 86400 if p.get("usage") else None,
-                           selected_for_phase2=int(bool(p.get("selected"))),
-                           selected_for_phase2_source_updated_at=m if p.get("selected") else None)
+                row: dict[str, Any] = dict(
+                    thread_id=tid, source_updated_at=m, raw_memory=raw_memory_for(s),
+                    rollout_summary=rollout_summary_for(s), rollout_slug=p.get("slug"),
+                    generated_at=min(n, m + 7 * 3600),
+                    usage_count=p.get("usage") or None,
+                    last_usage=n - 86400 if p.get("usage") else None,
+                    selected_for_phase2=int(bool(p.get("selected"))),
+                    selected_for_phase2_source_updated_at=m if p.get("selected") else None)
                 conn.execute(f"INSERT INTO stage1_outputs ({', '.join(row)}) VALUES "
                              f"({', '.join('?' * len(row))})", tuple(row.values()))
                 if p.get("selected"):
-                    selected.append({**row, "cwd": s.cwd, "git_branch": s.branch,
-                                     "key": s.key})
+                    selected[s.key] = SelectedMemory(
+                        tid, m, row["raw_memory"], row["rollout_summary"], row["rollout_slug"],
+                        str(files[s.key]), s.cwd, s.branch)
                 job = ("done", None, m + 6 * 3600, m + 7 * 3600, None, None, 3, None, m, m)
             elif p.get("no_output"):
                 job = ("done", None, m + 6 * 3600, m + 6 * 3600 + 40, None, None, 3, None, m, m)
@@ -284,7 +295,7 @@ def _write_pipeline_db(root: Path, plan: list, ids: dict[str, str], mtimes: dict
                     "VALUES ('memory_stage1', ?,?,?,?,?,?,?,?,?,?,?,?)",
                     (tid, *job, str(uuid.UUID(int=rng.getrandbits(128), version=4))
                      if job[0] == "running" else None))
-        last_ok = max((r["source_updated_at"] for r in selected), default=0)
+        last_ok = max((r.source_updated_at for r in selected.values()), default=0)
         pending_wm = max(mtimes.values())
         conn.execute(
             "INSERT INTO jobs (kind, job_key, status, started_at, finished_at, retry_remaining, "
@@ -292,7 +303,5 @@ def _write_pipeline_db(root: Path, plan: list, ids: dict[str, str], mtimes: dict
             "('memory_consolidate_global', 'global', 'pending', ?, ?, 3, ?, ?)",
             (n - 26 * 3600 - 300, n - 26 * 3600, pending_wm, last_ok))
     conn.close()
-    for r in selected:
-        r["rollout_path"] = next(str(p) for p in root.rglob(f"rollout-*{r['thread_id']}*"))
     return selected
 

@@ -1,6 +1,6 @@
 """What the demo Codex home contains: sessions over three projects, one per memory status.
 
-Each script is a list of turns; `demo.py` turns them into rollout lines in Codex's format.
+Each script is a list of turns; `build.py` turns them into rollout lines in Codex's format.
 Turn kinds: ("user", text) · ("assistant", text) · ("commentary", text) ·
 ("call", name, arguments, output) · ("patch", patch, output) · ("web", query).
 """
@@ -24,7 +24,7 @@ class DemoSession:
     cwd: str
     hours_ago: float  # last activity (the rollout's mtime)
     turns: list[tuple[Any, ...]]
-    source: Any = "cli"
+    source: str | dict[str, Any] = "cli"  # session_meta `source`: "cli", "exec", or an object
     branch: str = "main"
     memory_off_later: bool = False
     corrupt_line_after: int | None = None  # insert a damaged line after this turn

@@ -1,14 +1,14 @@
-"""The demo home's memory folder, as a Codex phase 2 would have left it (codex-format §4.6)."""
+"""The demo home's memory folder, as a Codex phase 2 would have left it
+(docs/codex-format.md "MEMORY.md and memory_summary.md")."""
 
 from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from ..clock import rfc3339_utc
 from ..codex.memory_layout import SelectedMemory, render_raw_memories, render_rollout_summary
+from ..formatting import rfc3339_utc
 from ..memory_folder.baseline import reset_codex_baseline
 
 AD_HOC_INSTRUCTIONS = """\
@@ -119,14 +119,9 @@ v1
 """
 
 
-def write_memory_root(root: Path, selected: list[dict[str, Any]], when: float) -> None:
+def write_memory_root(root: Path, mems: dict[str, SelectedMemory], when: float) -> None:
+    """The memory folder phase 2 would have written from `mems` (by demo session key)."""
     root.mkdir(parents=True, exist_ok=True)
-    mems = {
-        r["key"]: SelectedMemory(r["thread_id"], r["source_updated_at"], r["raw_memory"],
-                                 r["rollout_summary"], r["rollout_slug"], r["rollout_path"],
-                                 r["cwd"], r["git_branch"])
-        for r in selected
-    }
     (root / "rollout_summaries").mkdir(exist_ok=True)
     for m in mems.values():
         (root / "rollout_summaries" / f"{m.file_stem}.md").write_text(

@@ -11,6 +11,7 @@ offset where the previous scan stopped, with the line numbering and findings car
 
 from __future__ import annotations
 
+import os
 import re
 import zlib
 from collections.abc import Iterator
@@ -19,7 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from ..codex import jsonfast
-from ..codex.fragments import is_legacy_meta, stored_source, user_prompt_from_payload
+from ..codex.fragments import (
+    is_legacy_meta,
+    legacy_meta_payload,
+    stored_source,
+    user_prompt_from_payload,
+)
+from ..codex.line_problems import (
+    BINARY_FILE,
+    describe_bad_line,
+    file_problem,
+    no_type,
+    not_an_object,
+    too_long,
+)
 from ..codex.linestream import (
     HEAD_BYTES,
     MAX_LINE,
@@ -41,7 +55,7 @@ class ScanState:
     offset: int = 0  # bytes consumed: just past the last complete line
     line_count: int = 0
     bad_lines: int = 0
-    problems: list[list[Any]] = field(default_factory=list)  # [line_no, kind, message]
+    problems: list[list[int | str]] = field(default_factory=list)  # [line_no, kind, message]
     format: str | None = None  # jsonl | jsonl.zst | legacy
     thread_id: str | None = None
     session_id: str | None = None
@@ -97,7 +111,8 @@ def _clip(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
-def scan_file(path: Path, prior: ScanState | None = None, max_line: int = MAX_LINE) -> ScanState:
+def scan_file(path: str | os.PathLike[str], prior: ScanState | None = None,
+              max_line: int = MAX_LINE) -> ScanState:
     """Scan `path` from where `prior` stopped (from the start when None or compressed)."""
     compressed = is_compressed(path)
     st = ScanState() if prior is None or compressed else prior.copy()
@@ -111,11 +126,10 @@ def scan_file(path: Path, prior: ScanState | None = None, max_line: int = MAX_LI
     for batch in iter_batches(path, stream, st.offset, max_line=max_line):
         if batch.oversized:
             line_no += 1
-            st.add_problem(line_no, "too_long", f"{batch.oversized / 1e6:.1f} MB line skipped "
-                                                f"(limit {max_line // (1 << 20)} MiB)")
+            st.add_problem(line_no, *too_long(batch.oversized, max_line))
             continue
         if line_no == 0 and looks_binary(stream.head):
-            st.file_problem = "binary data (NUL bytes), not a rollout"
+            st.file_problem = BINARY_FILE
             return st
         if not st.has_content and _first_line_is_legacy(batch.data):
             st.format = "legacy"  # the first non-blank line decides, once
@@ -130,7 +144,7 @@ def scan_file(path: Path, prior: ScanState | None = None, max_line: int = MAX_LI
             line_no += len(types)
         st.line_count = line_no
     if st.line_count == 0 and looks_binary(stream.head):  # no newline at all
-        st.file_problem = "binary data (NUL bytes), not a rollout"
+        st.file_problem = BINARY_FILE
         st.pending_bytes = stream.pending_bytes
         return st
     st.problems.sort(key=lambda p: p[0])
@@ -142,14 +156,8 @@ def scan_file(path: Path, prior: ScanState | None = None, max_line: int = MAX_LI
             st.head_len, st.head_hash = len(head), _head_digest(head)
         else:
             _remember_head(path, st)
-    if stream.error:
-        st.file_problem = stream.error
-    elif st.thread_id is None:
-        if st.line_count == 0 or not st.has_content:
-            st.file_problem = ("nothing complete yet: the first line is still being written"
-                               if st.pending_bytes else "empty file")
-        else:
-            st.file_problem = "no session_meta line: not a Codex rollout"
+    st.file_problem = file_problem(stream.error, st.thread_id is not None, st.has_content,
+                                   st.pending_bytes)
     return st
 
 
@@ -157,12 +165,12 @@ def _head_digest(data: bytes) -> str:
     return f"{zlib.crc32(data):08x}"  # change detection, not security
 
 
-def _remember_head(path: Path, st: ScanState) -> None:
+def _remember_head(path: str | os.PathLike[str], st: ScanState) -> None:
     head = read_head(path, min(HEAD_BYTES, st.offset))
     st.head_len, st.head_hash = len(head), _head_digest(head)
 
 
-def _still_the_same_file(path: Path, st: ScanState) -> bool:
+def _still_the_same_file(path: str | os.PathLike[str], st: ScanState) -> bool:
     """An append keeps the bytes already read: the head and the newline at the offset."""
     try:
         with open(path, "rb") as f:
@@ -248,15 +256,14 @@ def _scan_lines(st: ScanState, lines: list[bytes], first: int) -> None:
         st.has_content = True
         t = line_type(line)
         if t is False:
-            st.add_problem(n, *jsonfast.describe_bad_line(line))
+            st.add_problem(n, *describe_bad_line(line))
         elif legacy:
             if st.meta_lines == 0:  # the bare header of a pre-envelope rollout
-                obj = jsonfast.loads(line)
-                _take_meta_payload(st, {**obj, "source": obj.get("source", "cli")}, n)
+                _take_meta_payload(st, legacy_meta_payload(jsonfast.loads(line)), n)
             else:
                 _legacy_line(st, n, t, line)
         elif t is None:
-            st.add_problem(n, "no_type", "no `type`: not a rollout record")
+            st.add_problem(n, *_untyped(line))
         elif t == "session_meta":
             payload = jsonfast.loads(line).get("payload")
             if isinstance(payload, dict):
@@ -269,6 +276,16 @@ def _scan_lines(st: ScanState, lines: list[bytes], first: int) -> None:
                 _take_event_preview(st, jsonfast.loads(line))
         elif t == "turn_context" and st.model is None:
             _take_turn_context(st, jsonfast.loads(line).get("payload"))
+
+
+def _untyped(line: bytes) -> tuple[str, str]:
+    """(kind, message) for valid JSON without a string `type`, as the full reader says it: a
+    value that is not an object is named (rare lines: decoding them costs nothing)."""
+    try:
+        obj = jsonfast.loads(line)
+    except ValueError:  # valid for the validator, not for the strict decoder
+        return describe_bad_line(line)
+    return no_type() if isinstance(obj, dict) else not_an_object(obj)
 
 
 def _take_event_preview(st: ScanState, obj: Any) -> bool:
@@ -324,7 +341,7 @@ def _take_item_preview(st: ScanState, payload: Any) -> None:
 def _legacy_line(st: ScanState, n: int, t: str | None, line: bytes) -> None:
     if t is None:
         if b'"record_type"' not in line:
-            st.add_problem(n, "no_type", "no `type`: not a rollout record")
+            st.add_problem(n, *_untyped(line))
         return
     if t == "message" and st.preview_item is None and b'"user"' in line:
         _take_item_preview(st, jsonfast.loads(line))

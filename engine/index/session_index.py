@@ -17,11 +17,16 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..codex.home import CodexHome
+from ..codex.line_problems import LEGACY_FORMAT
 from ..store import Store
 from .scan import ScanState, scan_file, thread_id_from_name
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from multiprocessing.context import BaseContext
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +45,32 @@ class RolloutFile:
     archived: bool
     size: int
     mtime_ns: int
+
+
+# A file to scan and its previous scan (ScanState as JSON), None when it was never scanned.
+ScanItem = tuple[RolloutFile, str | None]
+# One row of the sessions table, in the column order of `_INSERT` (built by `_row`).
+StoredRow = tuple[
+    str, int, int, int, str,  # path, archived, size, mtime_ns, scan
+    str | None, str | None, str | None, str | None,  # thread_id, started_at, cwd, source
+    str | None, int | None, str, int,  # memory_mode, memory_mode_line, preview, bad_lines
+    str | None, str | None, str | None,  # file_problem, format, model
+    float, str | None,  # indexed_at, git_branch
+]
+# One row of `_LISTED`, as sqlite returns it (its types are the table's).
+ListedRow = tuple[Any, ...]
+
+_INSERT = (
+    "INSERT OR REPLACE INTO sessions (path, archived, size, mtime_ns, scan, "
+    "thread_id, started_at, cwd, source, memory_mode, memory_mode_line, "
+    "preview, bad_lines, file_problem, format, model, indexed_at, git_branch) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_LISTED = (
+    "SELECT path, archived, size, mtime_ns, thread_id, started_at, cwd, source, "
+    "memory_mode, memory_mode_line, preview, bad_lines, file_problem, format, "
+    "model, git_branch, json_extract(scan, '$.originator') FROM sessions"
+)
 
 
 class IndexedSession(NamedTuple):
@@ -100,12 +131,12 @@ def discover(home: CodexHome) -> list[RolloutFile]:
                 log.warning("cannot list %s: %s", d, e.strerror)
                 continue
             zst_twins = None
-            for e in entries:
-                name = e.name
+            for entry in entries:
+                name = entry.name
                 try:
                     if not name.startswith("rollout-"):
-                        if e.is_dir():
-                            stack.append(e.path)
+                        if entry.is_dir():
+                            stack.append(entry.path)
                         continue
                     if name.endswith(".jsonl.zst"):
                         if zst_twins is None:
@@ -114,25 +145,26 @@ def discover(home: CodexHome) -> list[RolloutFile]:
                             continue
                     elif not name.endswith(".jsonl"):
                         continue
-                    st = e.stat()
+                    st = entry.stat()
                 except OSError:
                     continue
-                found.append(RolloutFile(e.path[cut:], e.path, archived, st.st_size,
+                found.append(RolloutFile(entry.path[cut:], entry.path, archived, st.st_size,
                                          st.st_mtime_ns))
     return found
 
 
-def _scan_batch(items: list[tuple[RolloutFile, str | None]]) -> list[tuple]:
+def _scan_batch(items: list[ScanItem]) -> list[StoredRow]:
     """Scan files and return finished index rows (runs in pool workers)."""
     now = time.time()
     out = []
     for f, prior_json in items:
         prior = ScanState.from_dict(json.loads(prior_json)) if prior_json else None
-        out.append(_row(f, scan_file(f.path, prior), now))  # type: ignore[arg-type]
+        out.append(_row(f, scan_file(f.path, prior), now))
     return out
 
 
-def _collect(pool: Any, futures: dict[Any, list]) -> Iterator[list[tuple]]:
+def _collect(pool: ProcessPoolExecutor,
+             futures: dict[Future[list[StoredRow]], list[ScanItem]]) -> Iterator[list[StoredRow]]:
     from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
 
@@ -146,7 +178,7 @@ def _collect(pool: Any, futures: dict[Any, list]) -> Iterator[list[tuple]]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _pool_context() -> Any:
+def _pool_context() -> BaseContext:
     import multiprocessing
 
     # fork is cheap and safe while this process has one thread (the CLI); from a threaded
@@ -187,7 +219,7 @@ class SessionIndex:
         self.workers = workers if workers is not None else min(4, os.cpu_count() or 1)
 
     # -- refresh ----------------------------------------------------------------------
-    def refresh(self, rows: list[tuple] | None = None) -> RefreshStats:
+    def refresh(self, rows: list[ListedRow] | None = None) -> RefreshStats:
         """Bring the index up to date; `rows` (from `_rows()`) saves reading it again."""
         t0 = time.perf_counter()
         files = discover(self.home)
@@ -215,13 +247,14 @@ class SessionIndex:
         seen = {f.rel for f in files}
         removed = [p for p in known if p not in seen]
         priors: dict[str, str | None] = dict(self._scan_json([f.rel for f in append]))
-        rows = self._run_scans([*full, *append], priors)
-        return self._write(len(files), full, append, removed, rows, priors, t0,
+        scans = self._run_scans([*full, *append], priors)
+        return self._write(len(files), full, append, removed, scans, priors, t0,
                            new_version=outdated or (not known and bool(files)))
 
     def _write(self, n_files: int, full: list[RolloutFile], append: list[RolloutFile],
-               removed: list[str], rows: Iterator[list[tuple]], priors: dict[str, str | None],
-               t0: float, new_version: bool = False) -> RefreshStats:
+               removed: list[str], scans: Iterator[list[StoredRow]],
+               priors: dict[str, str | None], t0: float,
+               new_version: bool = False) -> RefreshStats:
         """Store scan results batch by batch as they arrive, in one transaction."""
         with self.store.transaction() as c:
             if new_version:  # every row below is this scanner's
@@ -229,14 +262,8 @@ class SessionIndex:
                           (SCAN_VERSION,))
             if removed:
                 c.executemany("DELETE FROM sessions WHERE path = ?", [(p,) for p in removed])
-            for batch in rows:
-                c.executemany(
-                    "INSERT OR REPLACE INTO sessions (path, archived, size, mtime_ns, scan, "
-                    "thread_id, started_at, cwd, source, memory_mode, memory_mode_line, "
-                    "preview, bad_lines, file_problem, format, model, indexed_at, git_branch) "
-                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    batch,
-                )
+            for batch in scans:
+                c.executemany(_INSERT, batch)
         bytes_read = sum(f.size for f in full) + sum(
             f.size - json.loads(priors.get(f.rel) or "{}").get("offset", 0) for f in append)
         return RefreshStats(n_files, len(full), len(append), len(removed), bytes_read,
@@ -255,7 +282,7 @@ class SessionIndex:
             yield from conn.execute(f"SELECT path, scan FROM sessions WHERE path IN ({q})", chunk)
 
     def _run_scans(self, files: list[RolloutFile],
-                   priors: dict[str, str | None]) -> Iterator[list[tuple]]:
+                   priors: dict[str, str | None]) -> Iterator[list[StoredRow]]:
         """Start scanning now; the returned iterator yields rows batch by batch."""
         items = [(f, priors.get(f.rel)) for f in sorted(files, key=lambda f: f.size,
                                                          reverse=True)]
@@ -276,15 +303,11 @@ class SessionIndex:
         return iter([_scan_batch(items)] if items else [])
 
     # -- reading ----------------------------------------------------------------------
-    def _rows(self) -> list[tuple]:
+    def _rows(self) -> list[ListedRow]:
         conn = self.store.conn()
         conn.row_factory = None  # plain tuples: 10,000 rows a listing
         try:
-            return conn.execute(
-                "SELECT path, archived, size, mtime_ns, thread_id, started_at, cwd, source, "
-                "memory_mode, memory_mode_line, preview, bad_lines, file_problem, format, "
-                "model, git_branch, json_extract(scan, '$.originator') FROM sessions"
-            ).fetchall()
+            return conn.execute(_LISTED).fetchall()
         finally:
             conn.row_factory = sqlite3.Row
 
@@ -324,7 +347,7 @@ class SessionIndex:
         return ScanState.from_dict(json.loads(row[0])) if row and row[0] else None
 
 
-def _dumps(d: dict) -> str:
+def _dumps(d: dict[str, Any]) -> str:
     try:
         import orjson
     except ImportError:  # pragma: no cover
@@ -332,11 +355,11 @@ def _dumps(d: dict) -> str:
     return orjson.dumps(d).decode()
 
 
-def _row(f: RolloutFile, st: ScanState, now: float) -> tuple:
+def _row(f: RolloutFile, st: ScanState, now: float) -> StoredRow:
     """The sessions-table row for one scan."""
     problem = st.file_problem
     if problem is None and st.format == "legacy":
-        problem = "legacy rollout format (before Aug 2025): Codex cannot use it for memories"
+        problem = LEGACY_FORMAT
     return (
         f.rel, int(f.archived), f.size, f.mtime_ns, _dumps(st.to_dict()),
         st.thread_id, st.started_at, st.cwd, st.source, st.memory_mode, st.memory_mode_line,

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from typing import Any, NamedTuple
 
-from ..clock import iso_utc, parse_iso
+from ..clock import parse_iso
 from ..codex.fragments import source_label
 from ..codex.pipeline_snapshot import PipelineSnapshot
 from ..codex.settings import MemoriesConfig
 from ..codex.state_db import StateSnapshot
 from ..errors import NotFound
+from ..formatting import iso_utc
 from .session_index import IndexedSession
 from .status import StatusFacts, explain
 

@@ -1,19 +1,21 @@
-"""Each session's memory status and the reason, in words with numbers (DESIGN.md §4).
+"""Each session's memory status and the reason, in words with numbers
+(docs/architecture.md "Status").
 
 The first rule that applies wins, in this order: unreadable, archived, not_interactive,
 disabled, polluted, empty; then the pipeline's own states (running, failed, extracted,
 no_output) while they still describe the session as it is on disk; then too_old, too_recent,
-eligible by Codex's selection rules (codex-format §3.2) and the thresholds in config.toml.
+eligible by Codex's selection rules (docs/codex-format.md "Phase 1 selection") and the
+thresholds in config.toml.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..clock import human_duration
 from ..codex.fragments import INTERACTIVE_SOURCES
 from ..codex.pipeline_snapshot import Job, Stage1Output
 from ..codex.settings import MemoriesConfig
+from ..formatting import human_duration
 from ..workers import dead_memdeck_worker
 
 STATUSES = (

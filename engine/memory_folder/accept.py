@@ -1,4 +1,5 @@
-"""Accept a proposal (DESIGN §4): readers see the old memory root or the new one, never a mix.
+"""Accept a proposal (docs/architecture.md "Review and accept"): readers see the old memory root
+or the new one, never a mix.
 
 Under the global lease: refuse when the live root is no longer the state the proposal
 started from, when what is accepted adds a secret, or when the result would not be a valid
@@ -9,20 +10,21 @@ success, and commit the result to memdeck's history with the proposal id and the
 threads as trailers.
 
 An accept journal (`memdeck/accept.journal`) is written before the swap. `recover` finishes
-an accept that was interrupted after the swap, or undoes one interrupted before it; it runs
-before anything else touches the root.
+an accept that was interrupted after the swap, or undoes one interrupted before it; the
+memory-folder writer (writer.py) runs it before any other change touches the root, under the
+same lock an accept holds.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import threading
+import sqlite3
 from pathlib import Path
-from typing import Any
 
+from ..atomic import write_atomic
+from ..codex.home import CodexHome
 from ..codex.pipeline_db import PipelineDB
-from ..codex.settings import write_text_atomic
 from ..errors import HomeError, MemdeckError
 from ..phase2.hunks import apply_hunks, proposal_hunks
 from ..phase2.proposals import Proposal, get, root_state
@@ -30,13 +32,14 @@ from ..phase2.workspace import DIFF_FILE, validate_artifacts
 from .baseline import reset_codex_baseline
 from .swap import exchange
 from .swap import recover as recover_swap
+from .writer import Change, Lease, MemoryFolderWriter
 
 
 class AcceptRefused(MemdeckError):
     pass
 
 
-def _paths(home: Any) -> tuple[Path, Path, Path, Path]:
+def _paths(home: CodexHome) -> tuple[Path, Path, Path, Path]:
     root = home.memory_root
     return (root, root.with_name(f".{root.name}.memdeck-new"),
             home.memdeck_dir / "accept.journal", home.memdeck_dir / "swap.journal")
@@ -76,7 +79,7 @@ def _lines(p: Path) -> list[str]:
     return p.read_text(encoding="utf-8").splitlines(keepends=True) if p.is_file() else []
 
 
-def _selected(new: Path, threads: list[str], conn: Any) -> list[tuple[str, int]]:
+def _selected(new: Path, threads: list[str], conn: sqlite3.Connection) -> list[tuple[str, int]]:
     """The inputs the accepted root really holds: threads whose summary file is in it."""
     present = {p.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
                .removeprefix("thread_id: ").strip()
@@ -85,24 +88,19 @@ def _selected(new: Path, threads: list[str], conn: Any) -> list[tuple[str, int]]
     return [(t, int(s)) for t, s in rows if t in present and t in threads]
 
 
-# One accept or recovery at a time in this process: the app runs engine calls on several
-# worker threads, and a recovery must never clear the folder an accept is building.
-_ROOT_LOCK = threading.RLock()
-
-
-def accept(engine: Any, pid: str, files: list[str] | None = None,
+def accept(writer: MemoryFolderWriter, pid: str, files: list[str] | None = None,
            hunks: dict[str, list[int]] | None = None) -> Proposal:
     """All of a proposal, its changes to the chosen `files`, and/or the chosen `hunks`
     ({path: [hunk index, …]}, as `proposal_hunks` numbers them)."""
-    with _ROOT_LOCK:
-        return _accept(engine, pid, files, hunks)
+    with writer.change() as change:
+        return _accept(change, pid, files, hunks)
 
 
-def _accept(engine: Any, pid: str, files: list[str] | None,
+def _accept(change: Change, pid: str, files: list[str] | None,
             hunks: dict[str, list[int]] | None) -> Proposal:
-    home = engine.home
-    recover(engine)
-    p = get(engine, pid)
+    writer = change.writer
+    home, store = writer.home, writer.store
+    p = get(store, pid)
     if p.status != "pending":
         raise AcceptRefused(f"proposal {p.id} is {p.status}, not pending")
     if p.version != home.memory_version:
@@ -144,74 +142,69 @@ def _accept(engine: Any, pid: str, files: list[str] | None,
         raise AcceptRefused(f"proposal {p.id} adds a secret ({s['kind']} at {s['path']}:"
                             f"{s['line']}); reject it, or edit the raw memory and consolidate "
                             "again")
-    now = int(engine.clock.now())
-    db = PipelineDB.open(home)
-    try:
-        with db.global_lease(now, "accept") as token:
-            if root_state(root) != p.base_state:
-                raise AcceptRefused("memory changed since this proposal was made; consolidate "
-                                    "again")
-            from .history import History
-
-            History(home).snapshot()  # the state being replaced, if not yet recorded
-            _build(root, ws, new, None if files is None else sorted(chosen), picked)
-            problems = validate_artifacts(new, home.memory_version)
-            if problems:
-                shutil.rmtree(new)
-                raise AcceptRefused(f"accepting {'these files' if files else 'it'} would "
-                                    f"leave an invalid memory folder: {problems[0]}")
-            reset_codex_baseline(new, now)
-            selected = _selected(new, p.threads, db.conn)
-            write_text_atomic(journal, json.dumps({"proposal": p.id, "base_state": p.base_state,
-                                                   "partial": files is not None}))
-            if root.exists():
-                exchange(root, new, swap_journal)
-                shutil.rmtree(new)
-            else:
-                new.rename(root)
-            _finish(engine, db, token, p, selected, files is not None, now)
-    finally:
-        db.close()
-    return get(engine, p.id)
+    now = int(writer.now())
+    with change.lease("accept") as lease:
+        if root_state(root) != p.base_state:
+            raise AcceptRefused("memory changed since this proposal was made; consolidate "
+                                "again")
+        change.before()  # the state being replaced, if not yet recorded
+        _build(root, ws, new, None if files is None else sorted(chosen), picked)
+        problems = validate_artifacts(new, home.memory_version)
+        if problems:
+            shutil.rmtree(new)
+            raise AcceptRefused(f"accepting {'these files' if files else 'it'} would "
+                                f"leave an invalid memory folder: {problems[0]}")
+        reset_codex_baseline(new, now)
+        selected = _selected(new, p.threads, lease.db.conn)
+        write_atomic(journal, json.dumps({"proposal": p.id, "base_state": p.base_state,
+                                          "partial": files is not None}))
+        if root.exists():
+            exchange(root, new, swap_journal)
+            shutil.rmtree(new)
+        else:
+            new.rename(root)
+        _finish(change, lease, p, selected, files is not None, now)
+    return get(store, p.id)
 
 
-def _finish(engine: Any, db: PipelineDB, token: str | None, p: Proposal,
-            selected: list[tuple[str, int]], partial: bool, now: int) -> None:
-    from .history import History
-
-    if token is not None:
-        db.phase2_succeeded(token, now, selected)
-    History(engine.home).snapshot(
+def _finish(change: Change, lease: Lease, p: Proposal, selected: list[tuple[str, int]],
+            partial: bool, now: int) -> None:
+    """Codex's bookkeeping of a successful phase 2, the history commit, the proposal's
+    status; the journal goes last, so a crash before it is finished again on recovery."""
+    lease.db.phase2_succeeded(lease.token, now, selected)
+    change.after(
         "consolidation", f"accept proposal {p.id}" + (" (some files)" if partial else ""),
         {"Memdeck-Proposal": p.id, "Memdeck-Threads": ",".join(t for t, _ in selected)})
-    with engine.store.transaction() as c:
+    with change.writer.store.transaction() as c:
         c.execute("UPDATE proposals SET status = ?, decided_at = ? WHERE id = ?",
                   ("partial" if partial else "accepted", now, p.id))
-    _, _, journal, _ = _paths(engine.home)
+    _, _, journal, _ = _paths(change.writer.home)
     journal.unlink(missing_ok=True)
 
 
-def recover(engine: Any) -> str | None:
-    """Finish or undo an accept that was interrupted. Returns what was done, or None."""
-    with _ROOT_LOCK:
-        root, new, journal, swap_journal = _paths(engine.home)
+def recover(writer: MemoryFolderWriter) -> str | None:
+    """Finish or undo an accept that was interrupted. Returns what was done, or None.
+    `MemoryFolderWriter.recover` runs it under the home's lock before every change."""
+    with writer.change(recover=False) as change:
+        root, new, journal, swap_journal = _paths(writer.home)
         if not (journal.exists() or new.exists() or swap_journal.exists()):
             return None
-        if not journal.exists() and _accept_in_progress(engine):
+        if not journal.exists() and _accept_in_progress(writer):
             return None  # another process is building its accept right now: not ours to clear
-        return _recover(engine)
+        return _recover(change)
 
 
-def _accept_in_progress(engine: Any) -> bool:
-    db = PipelineDB.open(engine.home)
+def _accept_in_progress(writer: MemoryFolderWriter) -> bool:
+    db = PipelineDB.open(writer.home)
     try:
-        return db.global_lease_live(int(engine.clock.now()))
+        return db.global_lease_live(int(writer.now()))
     finally:
         db.close()
 
 
-def _recover(engine: Any) -> str | None:
-    root, new, journal, swap_journal = _paths(engine.home)
+def _recover(change: Change) -> str | None:
+    writer = change.writer
+    root, new, journal, swap_journal = _paths(writer.home)
     recover_swap(swap_journal)
     if not journal.exists():
         if new.exists():
@@ -231,14 +224,10 @@ def _recover(engine: Any) -> str | None:
     if not swapped:
         journal.unlink()
         return "undone"
-    p = get(engine, data["proposal"])
-    db = PipelineDB.open(engine.home)
-    try:
-        now = int(engine.clock.now())
-        with db.global_lease(now, "finish an interrupted accept") as token:
-            _finish(engine, db, token, p,
-                    _selected(root, p.threads, db.conn), bool(data["partial"]), now)
-    finally:
-        db.close()
+    p = get(writer.store, data["proposal"])
+    now = int(writer.now())
+    with change.lease("finish an interrupted accept") as lease:
+        _finish(change, lease, p, _selected(root, p.threads, lease.db.conn),
+                bool(data["partial"]), now)
     return "finished"
 

@@ -1,5 +1,5 @@
-"""Reset exactly what Codex's reset clears (codex-format §6.3), after a backup that restores
-byte for byte.
+"""Reset exactly what Codex's reset clears (docs/codex-format.md "Reset"), after a backup that
+restores byte for byte.
 
 A backup is `memdeck/backups/<UTC timestamp>.tar.gz` holding the memory roots
 (`memories/`, `memories_extensions/`, `memories_v2/`, their `.git` included) under
@@ -8,6 +8,10 @@ Reset then deletes those rows (and zeroes `consolidation_progress`), and empties
 keeping the folders; threads, rollouts and their memory modes are untouched. A symlinked
 root is refused, as Codex refuses it. Restoring first backs up the current state, so a
 restore can itself be undone.
+
+Both go through the memory-folder writer (writer.py: its lock, crash recovery first, history
+before and after) without its lease: they rewrite the pipeline DBs' rows themselves, and
+reset refuses while a consolidation holds the lease in any of them.
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import atomic_file
 from ..codex.home import CodexHome
 from ..codex.pipeline_snapshot import GLOBAL_KIND, STAGE1_KIND
 from ..errors import HomeError, MemdeckError, NotFound
 from ..store import connect, describe_sqlite_error
+from .writer import MemoryFolderWriter
 
 KINDS = (STAGE1_KIND, GLOBAL_KIND)
 
@@ -91,10 +97,10 @@ def create_backup(home: CodexHome, now: float) -> Backup:
         n += 1
         bid = f"{stamp}-{n}"
     final = home.backups_dir / f"{bid}.tar.gz"
-    tmp = final.with_name(f".{final.name}.tmp")
     manifest: dict[str, Any] = {"format": 1, "created_at": now, "home": str(home.root),
                                 "roots": [], "databases": []}
-    with tarfile.open(tmp, "w:gz") as tar:
+    # complete under its name or not there at all: a backup cut short is never offered
+    with atomic_file(final) as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
         for root in roots:
             if root.is_dir():
                 tar.add(root, arcname=f"roots/{root.name}")
@@ -113,7 +119,6 @@ def create_backup(home: CodexHome, now: float) -> Backup:
                        json.dumps(data).encode(), now)
             manifest["databases"].append(rel)
         _add_bytes(tar, "manifest.json", json.dumps(manifest, indent=2).encode(), now)
-    os.replace(tmp, final)
     return Backup(bid, now, final)
 
 
@@ -138,8 +143,27 @@ def _clear_rows(conn: sqlite3.Connection) -> None:
         pass
 
 
-def reset(home: CodexHome, now: float) -> Backup:
-    """Back up, then clear what Codex's reset clears. Returns the backup."""
+def reset(writer: MemoryFolderWriter) -> Backup:
+    """Back up, then clear what Codex's reset clears, committed to history as the user's
+    change. Returns the backup."""
+    with writer.change() as change:
+        change.before()  # the state before, if history does not hold it yet
+        backup = _reset(writer.home, writer.now())
+        change.after("user", f"reset: all memories cleared (backup {backup.id})")
+    return backup
+
+
+def restore_backup(writer: MemoryFolderWriter, backup_id: str) -> Backup:
+    """Put a backup back exactly, committed to history as a `restore`; the current state is
+    backed up first. Returns that backup."""
+    with writer.change() as change:
+        change.before()
+        safety = _restore(writer.home, backup_id, writer.now())
+        change.after("restore", f"restore backup {backup_id}")
+    return safety
+
+
+def _reset(home: CodexHome, now: float) -> Backup:
     roots = _check_roots(home)
     for db in _pipeline_dbs(home):
         conn = connect(db)
@@ -169,8 +193,7 @@ def reset(home: CodexHome, now: float) -> Backup:
     return backup
 
 
-def restore_backup(home: CodexHome, backup_id: str, now: float) -> Backup:
-    """Put a backup back exactly; the current state is backed up first. Returns that one."""
+def _restore(home: CodexHome, backup_id: str, now: float) -> Backup:
     match = [b for b in list_backups(home) if b.id == backup_id]
     if not match:
         raise NotFound(f"no backup {backup_id!r} (see `memdeck backups`)")

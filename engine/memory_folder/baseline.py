@@ -1,4 +1,4 @@
-"""Codex's git baseline inside the memory root (codex-format §4.1 step 10, §9a).
+"""Codex's git baseline inside the memory root (docs/codex-format.md "The git baseline").
 
 After every successful phase 2 Codex deletes `<root>/.git` and commits the whole tree again
 as one commit with a fixed message and author. Phase 2 later diffs the working tree against

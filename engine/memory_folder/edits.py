@@ -1,12 +1,15 @@
 """The memory folder as a person edits it: list, read, save an edit, add an ad-hoc note.
 
-Every write follows the same rules: the path stays inside the memory root and passes through
-no symlink (Codex refuses a symlinked root and deletes symlinks inside it, codex-format §3.1,
-§4.6); the text holds no secret; the global consolidation lease is held while writing, so a
-running consolidation or accept never races the edit; the state found on disk is recorded in
-history first (an outside change stays `external`), the file is written atomically, and the
-result is committed as the user's. A save names the version it started from; when the file
-changed on disk since, nothing is written and `MemoryConflict` carries what is there now.
+Every write follows the same rules: the path stays inside the memory root and passes through no
+symlink (Codex refuses a symlinked root and deletes symlinks inside it: docs/codex-format.md
+"Memory folder layout"); the text holds no secret; the write goes through the memory-folder
+writer (writer.py), holding its lock and the global consolidation lease, so a running
+consolidation or accept never races the edit; the state found on disk is recorded in history
+first (an outside change stays `external`), the file is written atomically, and the result is
+committed as the user's.
+
+A save names the version it started from; when the file changed on disk since, nothing is
+written and `MemoryConflict` carries what is there now.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import threading
 import time
 import unicodedata
 from collections.abc import Iterator
@@ -22,15 +24,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ..atomic import write_atomic, write_new
 from ..codex.home import CodexHome
 from ..errors import HomeError, MemdeckError, NotFound
 from ..redact import find_secrets
+from .writer import Change, MemoryFolderWriter
 
 NOTES_DIR = PurePosixPath("extensions/ad_hoc/notes")
 NOTE_KINDS = ("remember", "forget")
 SLUG_MAX = 40
 MAX_EDIT_BYTES = 4 << 20  # bigger files are shown in part, read-only
-# Codex's `add_ad_hoc_note` filename rule (codex-format §5.3); our names always match it.
+# Codex's `add_ad_hoc_note` filename rule (docs/codex-format.md "Extensions and notes"); our
+# names always match it.
 NOTE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[a-z0-9][a-z0-9-]{0,79}\.md$")
 
 # kind → order in the list: what the agent reads first comes first
@@ -231,30 +236,18 @@ def _read_bytes(path: Path, rel: str) -> bytes | None:
 
 
 # -- writing ---------------------------------------------------------------------------------
-_LOCKS: dict[Path, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
 @contextmanager
-def _writing(home: CodexHome, now: float, purpose: str) -> Iterator[None]:
-    """One writer per root in this process, and the global lease across processes."""
-    from ..codex.pipeline_db import PipelineDB
-
+def _writing(writer: MemoryFolderWriter, purpose: str) -> Iterator[Change]:
+    """The writer's change of a root that exists, under the global lease."""
+    home = writer.home
     home.require_writable_version()
     if not os.path.lexists(home.memory_root):
-        # Creating a root is a choice of memory version for Codex (§9a): only an accepted
-        # consolidation makes one.
+        # Creating a root is a choice of memory version for Codex
+        # (docs/codex-format.md "Memory versions"): only an accepted consolidation makes one.
         raise HomeError(f"{home.memory_root.name}/ does not exist yet: memdeck creates it only "
                         "when you accept a consolidation (`memdeck consolidate`)")
-    with _LOCKS_GUARD:
-        lock = _LOCKS.setdefault(home.memory_root, threading.Lock())
-    with lock:
-        db = PipelineDB.open(home)
-        try:
-            with db.global_lease(int(now), purpose):
-                yield
-        finally:
-            db.close()
+    with writer.change() as change, change.lease(purpose):
+        yield change
 
 
 def refuse_secrets(text: str, where: str) -> None:
@@ -274,19 +267,18 @@ def _encode(text: str, rel: str) -> bytes:
         raise MemdeckError(f"the text for {rel} cannot be written as UTF-8") from None
 
 
-def save_file(home: CodexHome, rel: str, text: str, base_version: str | None,
-              now: float) -> MemorySaved:
+def save_file(writer: MemoryFolderWriter, rel: str, text: str,
+              base_version: str | None) -> MemorySaved:
     """Write a user's edit of `rel`, made from the version `base_version` (None: a new file).
 
     Raises `MemoryConflict` (nothing written) when the file on disk is no longer that
     version, `SecretInText` when the text holds a secret."""
-    from ..codex.settings import write_text_atomic
-    from .history import History
-
+    writer.recover()  # an interrupted accept is dealt with before anything else
+    home = writer.home
     path, rel = resolve(home, rel)
     refuse_secrets(text, rel)
     new = _encode(text, rel)
-    with _writing(home, now, f"save {rel}"):
+    with _writing(writer, f"save {rel}") as change:
         path, rel = resolve(home, rel)  # again, under the lock: nothing swapped in since
         current = _read_bytes(path, rel)
         current_version = None if current is None else version_of(current)
@@ -301,13 +293,12 @@ def save_file(home: CodexHome, rel: str, text: str, base_version: str | None,
                                    "save over it") from None
         if current == new:
             return MemorySaved(rel, version_of(new), False, None)
-        history = History(home)
-        history.snapshot()  # what was there (an outside change stays `external`)
+        change.before()  # what was there (an outside change stays `external`)
         try:
-            write_text_atomic(path, text)
+            write_atomic(path, new)
         except OSError as e:
             raise MemdeckError(f"cannot write {rel}: {e.strerror or e}") from None
-        commit = history.snapshot("user", f"edit {rel}")
+        commit = change.after("user", f"edit {rel}")
         return MemorySaved(rel, version_of(new), True, commit)
 
 
@@ -331,11 +322,12 @@ def note_body(text: str, kind: str) -> str:
     return f"{kind.capitalize()}: {text.strip()}\n"
 
 
-def add_note(home: CodexHome, text: str, kind: str, now: float) -> MemoryNote:
+def add_note(writer: MemoryFolderWriter, text: str, kind: str) -> MemoryNote:
     """Write `extensions/ad_hoc/notes/<YYYY-MM-DDTHH-MM-SS>-<slug>.md` (Codex's name,
-    codex-format §4.3/§5.3), create-new, so two notes never overwrite each other."""
-    from .history import History
-
+    docs/codex-format.md "Extensions and notes"), create-new, so two notes never overwrite each
+    other."""
+    writer.recover()  # an interrupted accept is dealt with before anything else
+    home = writer.home
     if kind not in NOTE_KINDS:
         raise MemdeckError(f"a note is either remember or forget, not {kind!r}")
     if not text.strip():
@@ -343,50 +335,22 @@ def add_note(home: CodexHome, text: str, kind: str, now: float) -> MemoryNote:
     body = note_body(text, kind)
     refuse_secrets(body, "the note")
     _encode(body, "the note")
-    stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(int(now)))
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(int(writer.now())))
     slug = note_slug(text)
-    with _writing(home, now, "add a note"):
+    with _writing(writer, "add a note") as change:
         notes, _ = resolve(home, NOTES_DIR.as_posix())
-        history = History(home)
-        history.snapshot()
+        change.before()
         try:
             notes.mkdir(parents=True, exist_ok=True)
             resolve(home, NOTES_DIR.as_posix())  # mkdir made no symlink appear on the way
             n = 1
             while True:
                 name = f"{stamp}-{slug}.md" if n == 1 else f"{stamp}-{slug}-{n}.md"
-                if _create_new(notes / name, body):
+                if write_new(notes / name, body):
                     break
                 n += 1
         except OSError as e:
             raise MemdeckError(f"cannot write the note: {e.strerror or e}") from None
         rel = (NOTES_DIR / name).as_posix()
-        commit = history.snapshot("user", f"note: {slug}")
+        commit = change.after("user", f"note: {slug}")
         return MemoryNote(rel, kind, body, commit)
-
-
-def _create_new(target: Path, text: str) -> bool:
-    """Write `text` to `target` only if it does not exist yet; False when it does.
-
-    The text goes to a temp file first and is hard-linked into place: the name appears
-    complete or not at all, and an existing file is never replaced."""
-    from ..codex.settings import remove_quietly, write_temp
-
-    tmp = write_temp(target, text)
-    try:
-        try:
-            os.link(tmp, target)
-        except FileExistsError:
-            return False
-        except OSError:  # a file system without hard links: exclusive create instead
-            try:
-                out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                return False
-            with os.fdopen(out, "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-        return True
-    finally:
-        remove_quietly(tmp)

@@ -15,11 +15,14 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codex.home import CodexHome
 from ..errors import HomeError, NotFound
 from .baseline import is_codex_baseline
+
+if TYPE_CHECKING:
+    from .writer import MemoryFolderWriter
 
 ORIGINS = ("codex", "consolidation", "user", "external", "restore")
 TRAILER = "Memdeck-Origin"
@@ -74,7 +77,8 @@ class History:
         root is exactly Codex's own baseline commit, else `external`.
 
         A root that does not exist is never created (that would switch Codex's memory version,
-        codex-format §9a); if history held files, their removal is recorded."""
+        docs/codex-format.md "Memory versions"); if history held files, their removal is
+        recorded."""
         if not os.path.lexists(self.root):
             return self._record_missing_root(origin, summary)
         with self._repo() as repo:
@@ -121,7 +125,9 @@ class History:
         try:
             with git.Repo(self.root) as inner:
                 c = inner.head.commit
-                if not is_codex_baseline(c.message, c.author.name, c.author.email):
+                message = c.message if isinstance(c.message, str) else c.message.decode(
+                    "utf-8", errors="replace")
+                if not is_codex_baseline(message, c.author.name or "", c.author.email or ""):
                     return False
                 return not inner.git.status("--porcelain", "--untracked-files=all")
         except (git.GitError, ValueError):
@@ -151,9 +157,9 @@ class History:
             return HistoryEntry(c.hexsha, float(c.committed_date), _origin(c.message),
                                 c.summary), patch
 
-    def restore(self, rev: str) -> str:
-        """Make the root what it was at `rev`, as a new `restore` commit."""
-        self.snapshot()  # whatever is there now is kept first
+    def check_out(self, rev: str) -> HistoryEntry:
+        """Make the root's files exactly those of `rev` (the root's own `.git` kept); no
+        snapshot is taken: `restore` records the states before and after."""
         with self._repo() as repo:
             c = self._commit(repo, rev)
             keep = {".git"}
@@ -166,8 +172,18 @@ class History:
                     child.unlink()
             if any(True for _ in c.tree.traverse()):  # an empty state has nothing to check out
                 repo.git.checkout(c.hexsha, "--", ".")
-        new = self.snapshot("restore", f"restore {c.hexsha[:12]}: {c.summary}",
-                            {"Memdeck-Restored": c.hexsha})
+            return HistoryEntry(c.hexsha, float(c.committed_date), _origin(c.message),
+                                str(c.summary))
+
+
+def restore(writer: MemoryFolderWriter, rev: str) -> str:
+    """Make the root what it was at `rev`, as a new `restore` commit (whatever is there now
+    is kept first); under the global lease. Returns the new commit."""
+    with writer.change() as change, change.lease("restore"):
+        change.before()
+        c = change.history.check_out(rev)
+        new = change.after("restore", f"restore {c.commit[:12]}: {c.summary}",
+                           {"Memdeck-Restored": c.commit})
         return new or rev
 
 

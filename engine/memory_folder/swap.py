@@ -13,15 +13,19 @@ import ctypes.util
 import errno
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
+
+from ..atomic import fsync_dir, write_atomic
 
 AT_FDCWD = -100
 RENAME_EXCHANGE = 1 << 1
 
-_libc = None
+_libc: ctypes.CDLL | Literal[False] | None = None  # False: no C library to load
 
 
-def _renameat2() -> object | None:
+def _renameat2() -> Callable[..., int] | None:
     global _libc
     if not hasattr(os, "uname") or os.uname().sysname != "Linux":
         return None
@@ -38,20 +42,12 @@ def _renameat2() -> object | None:
     return fn
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def exchange(a: Path, b: Path, journal: Path, *, atomic: bool = True) -> str:
     """Swap the directories at `a` and `b`. Returns "exchange" or "journal" (the method)."""
     fn = _renameat2() if atomic else None
     if fn is not None:
         if fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
-            _fsync_dir(a.parent)
+            fsync_dir(a.parent)
             return "exchange"
         err = ctypes.get_errno()
         if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
@@ -68,17 +64,12 @@ def _journaled_swap(a: Path, b: Path, journal: Path, crash_after: int | None = N
         if crash_after is not None and i == crash_after:
             raise SystemExit("simulated crash")  # tests only
         os.rename(src, dst)
-    _fsync_dir(a.parent)
+    fsync_dir(a.parent)
     journal.unlink()
 
 
 def _write_journal(journal: Path, data: dict[str, str]) -> None:
-    tmp = journal.with_name(journal.name + ".tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, journal)
-    _fsync_dir(journal.parent)
+    write_atomic(journal, json.dumps(data))  # durable before the first rename
 
 
 def recover(journal: Path) -> str | None:
@@ -100,6 +91,6 @@ def recover(journal: Path) -> str | None:
         done = "finished"
     else:  # nothing moved, or all three steps done
         done = "nothing to do"
-    _fsync_dir(a.parent)
+    fsync_dir(a.parent)
     journal.unlink()
     return done

@@ -1,4 +1,4 @@
-"""Forget a session with Codex's semantics (DESIGN §4, codex-format §2.1, §2.3).
+"""Forget a session with Codex's semantics (docs/codex-format.md "Forgetting a thread").
 
 1. Its memory mode becomes `disabled` the way Codex changes it: a copy of the first
    `session_meta` with `memory_mode` set and `git` removed is appended to the rollout (a
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..atomic import write_atomic
 from ..codex import jsonfast
 from ..codex.home import CodexHome
 from ..codex.linestream import is_compressed
@@ -44,14 +44,9 @@ def _materialise(path: Path) -> Path:
     plain = path.with_name(path.name[: -len(".zst")])
     with open(path, "rb") as src:
         data = zstandard.ZstdDecompressor().stream_reader(src).read()
-    fd, tmp = tempfile.mkstemp(prefix=f".{plain.name}.", dir=plain.parent)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    st = path.stat()
-    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
-    os.replace(tmp, plain)
+    st = path.stat()  # the plain file keeps the compressed one's times and permissions
+    write_atomic(plain, data, mode=st.st_mode & 0o7777,
+                 times_ns=(st.st_atime_ns, st.st_mtime_ns))
     path.unlink()
     return plain
 

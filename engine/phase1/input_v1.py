@@ -1,4 +1,4 @@
-"""What phase 1 sends to the model for one rollout (codex-format §3.3, V1).
+"""What phase 1 sends to the model for one rollout (docs/codex-format.md "Phase 1 input").
 
 Kept: response items that carry the work (user and assistant messages, tool calls and their
 outputs, web searches), inter-agent messages as `agent_message` items. Dropped: developer
@@ -29,7 +29,7 @@ DEFAULT_ROLLOUT_TOKEN_LIMIT = 150_000
 @dataclass(frozen=True)
 class Phase1Input:
     items: list[dict[str, Any]]  # the kept items (payloads), fragments stripped
-    text: str  # serialised, redacted, truncated (v2: the tiered rows, see phase1_tiered.py)
+    text: str  # serialised, redacted, truncated (v2: the tiered rows, see input_v2.py)
     truncated_tokens: int  # v2: 0 (rows are left out whole: see `omitted_items`)
     version: str = "v1"
     omitted_items: int = 0  # v2: rows left out to fit the budget
@@ -39,7 +39,7 @@ def kept_items(rollout: Rollout) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for line in rollout.lines:
         if line.type == "response_item":
-            item = _keep_response_item(line.item.raw)  # type: ignore[union-attr]
+            item = _keep_response_item(line.item.raw)
             if item is not None:
                 out.append(item)
         elif line.type == "inter_agent_communication":

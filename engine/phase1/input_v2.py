@@ -1,6 +1,6 @@
-"""What V2 phase 1 sends to the model for one rollout (codex-format §3.4).
+"""What V2 phase 1 sends to the model for one rollout (docs/codex-format.md "Phase 1 input, v2").
 
-The items V1 keeps (phase1_input.kept_items) become labelled rows, `[<label>]\\n<item JSON>\\n`,
+The items V1 keeps (input_v1.kept_items) become labelled rows, `[<label>]\\n<item JSON>\\n`,
 one per item, each redacted and capped. When the rows do not fit the byte budget, the tiers
 are filled in priority order (the user's words first, tool noise last), newest rows first
 within a tier; the chosen rows keep their original order and each run of left-out rows
@@ -201,7 +201,7 @@ def build_input_v2(rollout: Rollout,
 
 def split_chunks(text: str, limit: int = CHUNK_BYTES) -> list[str]:
     """Pieces of at most `limit` UTF-8 bytes, cut anywhere but inside a character (Codex
-    0.169 cuts mid-line too, codex-format §9a)."""
+    0.169 cuts mid-line too, docs/codex-format.md "Phase 1 input, v2")."""
     data = text.encode("utf-8")
     out = []
     start = 0

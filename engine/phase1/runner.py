@@ -1,13 +1,14 @@
-"""Phase 1: one raw memory and one summary per session (codex-format §3), run by memdeck.
+"""Phase 1: one raw memory and one summary per session (docs/codex-format.md "Phase 1"), run by
+memdeck.
 
-Selection, claims, leases, retries and watermarks follow Codex's rules (see jobs.py), so a
-session Codex is extracting right now is left alone and nothing is extracted twice. The
-model's output is redacted before it is stored; a failure is recorded with its retry time
-and never reaches memory.
+Selection, claims, leases, retries and watermarks follow Codex's rules (codex/pipeline_db.py),
+so a session Codex is extracting right now is left alone and nothing is extracted twice. The
+model is a `Phase1Backend` (phase1/backend.py) the facade hands in. Its output is redacted
+before it is stored; a failure is recorded with its retry time and never reaches memory.
 
-The home's memory version decides the shape (codex-format §3.4, §9a): V1 stores a raw memory
-and a summary and gives "no output" when either is empty; V2 sends the tiered input, stores
-only the summary (`raw_memory = ""`, summary cut to 9,000 bytes) and gives "no output" when
+The home's memory version decides the shape (docs/codex-format.md "Phase 1 output"): V1 stores a
+raw memory and a summary and gives "no output" when either is empty; V2 sends the tiered input,
+stores only the summary (`raw_memory = ""`, summary cut to 9,000 bytes) and gives "no output" when
 the summary is empty. The version is read once per run, with the pipeline DB it goes with.
 """
 
@@ -18,37 +19,23 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
 
+from ..clock import Clock
+from ..codex.home import CodexHome
 from ..codex.pipeline_db import PipelineDB
 from ..codex.rollout import read_rollout
 from ..errors import MemdeckError
 from ..index.sessions import Session
 from ..redact import redact
-from .input_v1 import Phase1Input, build_input, truncate_bytes
+from ..store import Store
+from .backend import Phase1Backend, Phase1Output
+from .input_v1 import build_input, truncate_bytes
 from .input_v2 import build_input_v2
 
 CONCURRENCY_LIMIT = 8
 V2_SUMMARY_BYTES = 9_000  # Codex cuts a V2 rollout_summary to this after redaction
 NOT_EXTRACTABLE = ("disabled", "polluted", "not_interactive", "archived", "empty",
                    "unreadable")
-
-
-@dataclass(frozen=True)
-class Phase1Output:
-    raw_memory: str
-    rollout_summary: str
-    rollout_slug: str | None
-    model: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-class Phase1Backend(Protocol):
-    name: str  # "openai" | "offline"
-    model: str
-
-    def extract(self, inp: Phase1Input, session: Session) -> Phase1Output: ...
 
 
 @dataclass(frozen=True)
@@ -68,6 +55,7 @@ class ExtractReport:
     results: tuple[ExtractResult, ...]
     cancelled: bool = False
     version: str = "v1"  # the memory version extracted for (its DB is `pipeline_db`)
+    warnings: tuple[str, ...] = ()  # about the home, found listing the sessions (the facade's)
 
     def count(self, outcome: str) -> int:
         return sum(1 for r in self.results if r.outcome == outcome)
@@ -95,11 +83,16 @@ def select(sessions: list[Session], ids: list[str] | None,
 
 
 class Phase1Runner:
-    def __init__(self, engine: Any, backend: Phase1Backend, *,
-                 concurrency: int = CONCURRENCY_LIMIT,
+    """One run over the chosen sessions: the home's pipeline DB for claims and results,
+    memdeck's store for the model-call log, the clock for leases and retry times."""
+
+    def __init__(self, home: CodexHome, store: Store, clock: Clock, backend: Phase1Backend,
+                 *, concurrency: int = CONCURRENCY_LIMIT,
                  cancel: threading.Event | None = None,
                  progress: Progress | None = None) -> None:
-        self.engine = engine
+        self.home = home
+        self.store = store
+        self.clock = clock
         self.backend = backend
         self.concurrency = max(1, concurrency)
         self.cancel = cancel or threading.Event()
@@ -108,22 +101,22 @@ class Phase1Runner:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._dbs: list[PipelineDB] = []
-        self.version = engine.home.memory_version  # one version for the whole run
+        self.version = home.memory_version  # one version for the whole run
 
     def _db(self) -> PipelineDB:
         """One pipeline-DB connection per worker thread, closed when the run ends."""
         db = getattr(self._local, "db", None)
         if db is None:
-            db = self._local.db = PipelineDB.open(self.engine.home)
+            db = self._local.db = PipelineDB.open(self.home)
             with self._lock:
                 self._dbs.append(db)
         return db
 
     def run(self, sessions: list[Session], refused: list[ExtractResult]) -> ExtractReport:
-        cfg = self.engine.home.config
-        db = PipelineDB.open(self.engine.home)
+        cfg = self.home.config
+        db = PipelineDB.open(self.home)
         try:
-            pruned = db.prune(cfg.max_unused_days, int(self.engine.clock.now()))
+            pruned = db.prune(cfg.max_unused_days, int(self.clock.now()))
             db_path = str(db.path)
         finally:
             db.close()
@@ -163,27 +156,23 @@ class Phase1Runner:
         tid = s.id or ""
         if self.cancel.is_set():
             return ExtractResult(tid, s.rollout_path, "skipped", "cancelled")
-        now = lambda: int(self.engine.clock.now())  # noqa: E731
+        now = lambda: int(self.clock.now())  # noqa: E731
         db = self._db()
         outcome = db.claim_stage1(tid, s.updated_at, now(), self.concurrency)
         if outcome.claim is None:
             return ExtractResult(tid, s.rollout_path, "skipped", _SKIPS[outcome.skipped])
         claim = outcome.claim
         started = time.perf_counter()
-        failure: Exception | None = None
         try:
             build = build_input_v2 if self.version == "v2" else build_input
             out = self.backend.extract(build(read_rollout(s.rollout_path)), s)
-        except MemdeckError as e:
-            error, failure = str(e), e
         except Exception as e:  # noqa: BLE001 - recorded on the job, shown as one line
-            error = f"{type(e).__name__}: {e}"
-        else:
-            error = None
-        self._log(s, started, out if error is None else None, error, failure)
-        if error is not None:
+            failure = e if isinstance(e, MemdeckError) else None
+            error = str(e) if failure is not None else f"{type(e).__name__}: {e}"
+            self._log(s, started, None, error, failure)
             db.stage1_failed(claim, now(), error)
             return ExtractResult(tid, s.rollout_path, "failed", error)
+        self._log(s, started, out, None)
         raw, summary = redact(out.raw_memory), redact(out.rollout_summary)
         slug = redact(out.rollout_slug) if out.rollout_slug else None
         if self.version == "v2":
@@ -211,7 +200,7 @@ class Phase1Runner:
 
         try:
             name = "stage_one_system_v2" if self.version == "v2" else "stage_one_system"
-            log_call(self.engine.store.conn(), backend=self.backend.name, purpose="phase1",
+            log_call(self.store.conn(), backend=self.backend.name, purpose="phase1",
                      prompt_name=name, prompt_hash=prompt_hash(prompts.load(name)),
                      model=out.model if out else self.backend.model, thread_id=s.id,
                      input_tokens=out.input_tokens if out else

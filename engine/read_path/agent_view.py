@@ -1,12 +1,14 @@
-"""What the agent is shown of memory at the start of its next session (codex-format §5.1, §9a).
+"""What the agent is shown of memory at the start of its next session
+(docs/codex-format.md "Memory injection").
 
 Codex reads `<root>/memory_summary.md`, trims it, cuts it to 2,500 tokens (the first and last
 5,000 bytes kept, `…N tokens truncated…` between), and places it inside its read-path
 instructions, injected only while `[features] memories` and `[memories] use_memories` are on.
 V1 sends that text as one developer-message part; V2 uses a shorter template and cuts the text
-into parts of at most 8,900 bytes (codex-format §9a: consecutive `input_text` parts of one
-developer message). The preview renders memdeck's own wording of those instructions
-(prompts/read_path*.md) around exactly the summary bytes Codex sends, cut the same way.
+into parts of at most 8,900 bytes (docs/codex-format.md "Memory injection": consecutive
+`input_text` parts of one developer message). The preview renders memdeck's own wording of those
+instructions (prompts/read_path*.md) around exactly the summary bytes Codex sends, cut the same
+way.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which memory lines later sessions cited, and how often (DESIGN §5 `memdeck citations`).
+"""Which memory lines later sessions cited, and how often (docs/architecture.md "The read path").
 
 One event per assistant message that carries `<oai-mem-citation>` blocks (all its blocks
 together, as Codex parses them). Usage counts each valid-UUID rollout id once per event;
@@ -6,11 +6,14 @@ invalid ids stay in the event and count for nothing. A line range counts once pe
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
-from ..clock import iso_utc, parse_iso
-from ..codex.citations import OPEN, CitationEntry
+from ..clock import parse_iso
+from ..codex.citations import OPEN, CitationEntry, CitationEntryJSON, entry_json
+from ..formatting import iso_utc
+from ..index.sessions import Session
 
 SKIP = ("unreadable", "empty")
 
@@ -32,18 +35,44 @@ class LineUsage:
     last_cited: float | None
 
 
+class CitationEventJSON(TypedDict):
+    citing_thread: str | None
+    time: str | None
+    entries: list[CitationEntryJSON]
+    rollout_ids: list[str]
+
+
+class LineUsageJSON(TypedDict):
+    path: str
+    line_start: int
+    line_end: int
+    count: int
+    last_cited: str | None
+
+
+class UsageJSON(TypedDict):
+    threads: dict[str, int]
+    lines: list[LineUsageJSON]
+
+
+class CitationReportJSON(TypedDict):
+    """`memdeck citations --json`."""
+
+    events: list[CitationEventJSON]
+    usage: UsageJSON
+
+
 @dataclass(frozen=True)
 class CitationReport:
     events: tuple[CitationEvent, ...]
     threads: dict[str, int]
     lines: tuple[LineUsage, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CitationReportJSON:
         return {
             "events": [{
                 "citing_thread": e.citing_thread, "time": iso_utc(e.time),
-                "entries": [{"path": c.path, "line_start": c.line_start,
-                             "line_end": c.line_end, "note": c.note} for c in e.entries],
+                "entries": [entry_json(c) for c in e.entries],
                 "rollout_ids": list(e.rollout_ids)} for e in self.events],
             "usage": {
                 "threads": dict(self.threads),
@@ -71,7 +100,7 @@ def _may_cite(path: str, chunk: int = 1 << 20) -> bool:
     return False
 
 
-def citation_events(sessions: list[Any]) -> list[CitationEvent]:
+def citation_events(sessions: Iterable[Session]) -> list[CitationEvent]:
     from ..codex.rollout import read_rollout
     from ..codex.transcript import transcript
 
@@ -87,19 +116,19 @@ def citation_events(sessions: list[Any]) -> list[CitationEvent]:
     return events
 
 
-def citation_report(sessions: list[Any]) -> CitationReport:
+def citation_report(sessions: Iterable[Session]) -> CitationReport:
     from ..codex.citations import MemoryCitation
 
     events = citation_events(sessions)
     threads: dict[str, int] = {}
-    lines: dict[tuple[str, int, int], list[Any]] = {}
+    lines: dict[tuple[str, int, int], tuple[int, float | None]] = {}  # (count, last cited)
     for ev in events:
         for tid in MemoryCitation(ev.entries, ev.rollout_ids).valid_thread_ids:
             threads[tid] = threads.get(tid, 0) + 1
         for key in {(c.path, c.line_start, c.line_end) for c in ev.entries}:
-            slot = lines.setdefault(key, [0, None])
-            slot[0] += 1
-            if ev.time is not None and (slot[1] is None or ev.time > slot[1]):
-                slot[1] = ev.time
+            count, last = lines.get(key, (0, None))
+            if ev.time is not None and (last is None or ev.time > last):
+                last = ev.time
+            lines[key] = (count + 1, last)
     usage = tuple(LineUsage(p, a, b, n, last) for (p, a, b), (n, last) in sorted(lines.items()))
     return CitationReport(tuple(events), threads, usage)

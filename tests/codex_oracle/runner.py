@@ -49,7 +49,7 @@ What that rests on:
   `memory_summary.md` (V2: `v1` + the four headings; V1: also `MEMORY.md`) the job ends
   `error` / `failed_invalid_artifacts`. `FakeResponses.phase2_files` makes the agent write
   files first (`exec` tool → `tools.apply_patch`), so a fresh root ends `done`.
-Which DB/root: see `memory_version()` below and codex-format §9a.
+Which DB/root: see `memory_version()` below and docs/codex-format.md "Memory versions".
 """
 
 from __future__ import annotations

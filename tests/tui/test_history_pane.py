@@ -26,7 +26,7 @@ def make_history(engine: Engine) -> dict[str, str]:
     """Four states, each made by someone else: outside, an accepted consolidation, a user
     edit, and outside again (recorded when the pane loads). Returns MEMORY.md at each."""
     memory = engine.home.memory_root / "MEMORY.md"
-    engine.history()  # the demo's memory folder, as memdeck first finds it
+    engine.record_outside_edits()  # the demo's memory folder, as memdeck first finds it
     states = {"outside": memory.read_text()}
     engine.extract(backend="offline")
     engine.accept(engine.consolidate().id)
@@ -100,6 +100,7 @@ async def test_restore_after_confirmation_makes_a_restore_commit(demo_engine,
         assert commits.cursor == 0 and commits.current.summary.startswith(
             f"restore {target.commit[:12]}")
         assert any("Restored" in n.message for n in app._notifications)
+        demo_engine.record_outside_edits()
         assert demo_engine.history()[0].origin == "restore"  # nothing left unrecorded
 
 
@@ -117,6 +118,7 @@ async def test_cancelling_the_restore_changes_nothing(demo_engine, make_app) -> 
         await settle(app, pilot)
         assert not isinstance(app.screen, ConfirmScreen)
         assert memory.read_text() == states["user"]
+        demo_engine.record_outside_edits()
         assert [e.commit for e in demo_engine.history()] == before
 
 

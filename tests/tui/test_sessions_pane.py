@@ -116,7 +116,7 @@ async def test_extract_this_session_now(demo_engine, make_app) -> None:
         await settle(app, pilot)
         shown = {s.rollout_path: s for s in table.rows}
         assert shown[target.rollout_path].status in ("extracted", "no_output")
-        assert any(m.thread_id == target.id for m in demo_engine.memories()) or \
+        assert any(m.thread_id == target.id for m in demo_engine.memories().rows) or \
             shown[target.rollout_path].status == "no_output"
 
 

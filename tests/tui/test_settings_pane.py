@@ -158,12 +158,12 @@ async def test_reset_needs_the_word_and_backs_up_first(demo_engine, make_app) ->
         await pilot.press("escape")
         await settle(app, pilot)
         assert not isinstance(app.screen, TypedConfirmScreen)
-        assert len(demo_engine.memories()) == 3 and (root / "MEMORY.md").exists()
+        assert len(demo_engine.memories().rows) == 3 and (root / "MEMORY.md").exists()
         assert demo_engine.backups() == []
 
         await pilot.press("R", *"reset", "enter")
         await settle(app, pilot)
-        assert demo_engine.memories() == []
+        assert demo_engine.memories().rows == []
         assert not (root / "MEMORY.md").exists()
         backups = demo_engine.backups()
         assert [b.id for b in backups] == ["20261120T120000Z"]
@@ -188,7 +188,7 @@ async def test_restore_a_backup_brings_the_files_back(demo_engine, make_app) -> 
         await pilot.press("y")
         await settle(app, pilot)
         assert (root / "MEMORY.md").read_bytes() == memory_md
-        assert len(demo_engine.memories()) == 3
+        assert len(demo_engine.memories().rows) == 3
         ids = [str(c) for c in app.query_one(BackupList).get_column("id")]
         assert len(ids) == 2 and backup.id in ids  # the state replaced was backed up too
 

@@ -43,6 +43,15 @@ class Pane(Vertical):
     def is_on_screen_pane(self) -> bool:
         return f"{getattr(self.app, 'active_pane', None)}-pane" == self.id
 
+    def focus_lost(self) -> bool:
+        """This pane is on screen but the focus is nowhere, or on the tab strip: the widget
+        that should have it was hidden or still loading when the pane was shown. A pane's
+        load handler then puts the focus back (at once, not deferred: a late focus would pull
+        its tab back into view after the user moved on)."""
+        focused = self.app.focused
+        return self.is_on_screen_pane() and (
+            focused is None or type(focused).__name__ == "ContentTabs")
+
     def focus_default(self) -> None:
         """Put focus where the user starts in this pane."""
         for w in self.query("*"):

@@ -4,6 +4,7 @@ new commit (nothing is lost)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from textual import on, work
@@ -16,8 +17,10 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from memdeck.engine import local_time
+
 from ..messages import MemoryChanged
-from ..widgets.commit_list import ORIGIN_LABEL, CommitHeader, CommitList, when
+from ..widgets.commit_list import ORIGIN_LABEL, CommitHeader, CommitList
 from ..widgets.confirm import ConfirmScreen
 from ..widgets.diff_view import DiffRow, DiffView, parse_diff
 from .base import Pane
@@ -36,16 +39,14 @@ class HistoryPane(Pane):
         ("Reload history", "Read the history repository again", "reload"),
     ]
 
+    @dataclass
     class Loaded(Message):
-        def __init__(self, entries: list[Any]) -> None:
-            super().__init__()
-            self.entries = entries
+        entries: list[Any]
 
+    @dataclass
     class DiffLoaded(Message):
-        def __init__(self, commit: str, rows: list[DiffRow]) -> None:
-            super().__init__()
-            self.commit = commit
-            self.rows = rows
+        commit: str
+        rows: list[DiffRow]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -70,9 +71,7 @@ class HistoryPane(Pane):
     def _refocus(self) -> None:
         """Focus the main widget if nothing in the pane has it (it was hidden before the
         load). At once, not deferred: a late focus would pull its tab back into view."""
-        focused = self.app.focused
-        if self.is_on_screen_pane() and (focused is None
-                                         or type(focused).__name__ == "ContentTabs"):
+        if self.focus_lost():
             self.screen.set_focus(self.query_one(CommitList))
 
     def focus_default(self) -> None:
@@ -88,6 +87,7 @@ class HistoryPane(Pane):
     @work(thread=True, exclusive=True, group="history-load", name="loading history",
           exit_on_error=False)
     def load_entries(self) -> None:
+        self.engine.record_outside_edits()  # an edit made outside memdeck shows up as one
         self.post_message(self.Loaded(self.engine.history()))
 
     @on(Loaded)
@@ -122,7 +122,7 @@ class HistoryPane(Pane):
         current = self.entries and self.entries[0].commit == e.commit
         return Content.assemble(
             ("commit ", "$foreground-muted"), (e.commit[:12], "bold $text-accent"),
-            f"  ·  {when(e.time)}  ·  ", (origin, "bold"), f"  ·  {e.summary}",
+            f"  ·  {local_time(e.time)}  ·  ", (origin, "bold"), f"  ·  {e.summary}",
             ("\n" + ("the memory folder is in this state now" if current else
                      "r makes the memory folder this state again (as a new commit)"),
              "$foreground-muted"))
@@ -168,7 +168,7 @@ class HistoryPane(Pane):
                         "restore.", severity="warning")
             return
         origin = ORIGIN_LABEL.get(e.origin, "outside")
-        detail = (f"{e.commit[:12]} · {when(e.time)} · {origin} · {e.summary}\n\n"
+        detail = (f"{e.commit[:12]} · {local_time(e.time)} · {origin} · {e.summary}\n\n"
                   "The memory folder becomes exactly what it was then. This is recorded as a "
                   "new restore commit; the state it replaces stays in the history, so nothing "
                   "is lost.")

@@ -4,6 +4,7 @@ session's transcript."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -13,17 +14,20 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from memdeck.engine import HomeInfo, local_time
+
 from ..messages import ShowSession
-from ..widgets.raw_memory_view import RawMemoryView, project_of, when
+from ..widgets.raw_memory_view import RawMemoryView, project_of
 from .base import Pane
 
 
-def version_line(home: Any) -> str:
+def version_line(home: HomeInfo) -> str:
     """Which pipeline these rows belong to: the version Codex uses, and its database."""
-    info = home.version_info
-    db = home.pipeline_db
-    owner = "Codex's" if db == home.codex_pipeline_db else "memdeck's own until Codex makes one"
-    line = f"Memory {home.memory_version} ({info.reason}) · {db.name}, {owner}"
+    if home.version is None or home.pipeline_db is None:
+        return home.problem or ""
+    owner = "Codex's" if home.pipeline_db_is_codex else "memdeck's own until Codex makes one"
+    line = (f"Memory {home.memory_version} ({home.version.reason}) · {home.pipeline_db.name}, "
+            f"{owner}")
     if home.memory_version == "v2":
         line += " · v2 keeps a summary per session; its raw memory is empty by design"
     return line
@@ -41,14 +45,12 @@ class MemoriesPane(Pane):
         ("Reload raw memories", "Read the stage-1 rows again", "reload"),
     ]
 
+    @dataclass
     class Loaded(Message):
-        def __init__(self, rows: list[Any], projects: dict[str, str],
-                     consolidate_key: str, where: str = "") -> None:
-            super().__init__()
-            self.where = where
-            self.rows = rows
-            self.projects = projects
-            self.consolidate_key = consolidate_key
+        rows: list[Any]
+        projects: dict[str, str]
+        consolidate_key: str
+        where: str = ""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -84,12 +86,12 @@ class MemoriesPane(Pane):
     @work(thread=True, exclusive=True, group="memories-load", name="loading raw memories",
           exit_on_error=False)
     def load_memories(self) -> None:
-        rows = self.engine.memories()
+        rows = self.engine.memories().rows
         known = {s.id: s for s in self.engine.sessions(refresh=False) if s.id}
         projects = {r.thread_id: project_of(r, known) for r in rows}
         keymap, _problems = self.engine.keymap()
         self.post_message(self.Loaded(rows, projects, keymap.get("app.consolidate", "c"),
-                                      version_line(self.engine.home)))
+                                      version_line(self.engine.home_info())))
 
     @on(Loaded)
     async def _loaded(self, event: Loaded) -> None:
@@ -102,16 +104,15 @@ class MemoriesPane(Pane):
         for r in self.rows:
             table.add_row(
                 r.thread_id[:8], self.projects.get(r.thread_id, "?"), r.rollout_slug or "—",
-                when(r.generated_at),
+                local_time(r.generated_at, "never"),
                 Text(str(r.usage_count) if r.usage_count is not None else "—",
                      justify="right"),
-                when(r.last_usage),
+                local_time(r.last_usage, "never"),
                 Text("✓" if r.selected_for_phase2 else "", justify="center"),
                 key=r.thread_id)
         empty = not self.rows
         table.display = not empty
-        if self.is_on_screen_pane() and (self.app.focused is None
-                                         or type(self.app.focused).__name__ == "ContentTabs"):
+        if self.focus_lost():
             self.focus_default()  # focus could not land on the table while it was loading
         self.query_one(RawMemoryView).display = not empty
         note = self.query_one("#memories-empty", Static)

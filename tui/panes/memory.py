@@ -4,6 +4,7 @@ ad-hoc notes (`n`). Every engine call runs in a worker; nothing typed is lost un
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from textual import on, work
@@ -15,7 +16,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from memdeck.engine.memory_folder.edits import MemoryConflict
+from memdeck.engine import MemoryConflict, human_size
 
 from ..messages import MemoryChanged
 from ..widgets.confirm import ConfirmScreen
@@ -27,11 +28,6 @@ from ..widgets.note import NoteScreen
 from .base import Pane
 
 DEFAULT_FILES = ("memory_summary.md", "MEMORY.md")
-
-
-def human_size(n: int) -> str:
-    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1024**2 else \
-        f"{n / 1024**2:.1f} MB"
 
 
 class MemoryPane(Pane):
@@ -57,46 +53,39 @@ class MemoryPane(Pane):
         ("Reload memory files", "Read the memory folder again", "reload"),
     ]
 
+    @dataclass
     class Loaded(Message):
-        def __init__(self, files: list[Any]) -> None:
-            super().__init__()
-            self.files = files
+        files: list[Any]
 
+    @dataclass
     class FileLoaded(Message):
-        def __init__(self, file: Any) -> None:
-            super().__init__()
-            self.file = file
+        file: Any
 
+    @dataclass
     class Saved(Message):
-        def __init__(self, result: Any, file: Any, text: str) -> None:
-            super().__init__()
-            self.result = result
-            self.file = file
-            self.text = text
+        result: Any
+        file: Any
+        text: str
 
+    @dataclass
     class Conflicted(Message):
-        def __init__(self, conflict: MemoryConflict, mine: str) -> None:
-            super().__init__()
-            self.conflict = conflict
-            self.mine = mine
+        conflict: MemoryConflict
+        mine: str
 
     class SaveEnded(Message):
         """A save finished one way or another: the editor may save again."""
 
+    @dataclass
     class InjectedLoaded(Message):
-        def __init__(self, summary: Any) -> None:
-            super().__init__()
-            self.summary = summary
+        summary: Any
 
+    @dataclass
     class CitationsLoaded(Message):
-        def __init__(self, report: Any) -> None:
-            super().__init__()
-            self.report = report
+        report: Any
 
+    @dataclass
     class NoteAdded(Message):
-        def __init__(self, note: Any) -> None:
-            super().__init__()
-            self.note = note
+        note: Any
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -184,8 +173,7 @@ class MemoryPane(Pane):
         want = editing or (self.wanted if self.wanted in paths else next(
             (p for p in (*DEFAULT_FILES, *paths) if p in paths), None))
         lst.set_files(event.files, keep=want)
-        if self.is_on_screen_pane() and (self.app.focused is None
-                                         or type(self.app.focused).__name__ == "ContentTabs"):
+        if self.focus_lost():
             self.focus_default()  # the list could not take focus while it was loading
         if want is None:
             self.wanted = None

@@ -5,6 +5,7 @@ does not even try."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from textual import on, work
@@ -17,10 +18,12 @@ from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
+from memdeck.engine import local_time
+
 from ..messages import MemoryChanged
 from ..widgets.confirm import AskScreen, ConfirmScreen
 from ..widgets.hunk_list import HunkList
-from ..widgets.proposal_header import ProposalHeader, backend_label, one_line, when
+from ..widgets.proposal_header import ProposalHeader, backend_label, one_line
 from .base import Pane
 from .review_data import ReviewData, load_review
 
@@ -50,10 +53,9 @@ class ReviewPane(Pane):
          "reject"),
     ]
 
+    @dataclass
     class Loaded(Message):
-        def __init__(self, data: ReviewData) -> None:
-            super().__init__()
-            self.data = data
+        data: ReviewData
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -78,9 +80,10 @@ class ReviewPane(Pane):
         """Focus the main widget if nothing in the pane has it (it was hidden before the
         load). At once, not deferred: a late focus would pull its tab back into view."""
         focused, main = self.app.focused, self._main_widget()
-        lost = focused is None or type(focused).__name__ == "ContentTabs" or (
-            focused is not main and focused.id in ("review-hunks", "review-empty"))
-        if self.is_on_screen_pane() and lost:
+        # or on the widget of the other view (the hunks and the "nothing pending" note swap)
+        astray = focused is not None and focused is not main and focused.id in (
+            "review-hunks", "review-empty")
+        if self.focus_lost() or (astray and self.is_on_screen_pane()):
             self.screen.set_focus(main)
 
     def _main_widget(self) -> Widget:
@@ -136,7 +139,7 @@ class ReviewPane(Pane):
         if data.recent:
             parts.append(("\n\nRecent proposals", "bold $foreground-muted"))
             for p in data.recent:
-                line = (f"\n{p.id}  {p.status:<9} {when(p.created_at)}  "
+                line = (f"\n{p.id}  {p.status:<9} {local_time(p.created_at)}  "
                         f"{backend_label(p.backend)}  {plural(len(p.files), 'file')}")
                 if p.reason:
                     line += f"\n    why: {one_line(p.reason, 100)}"

@@ -31,18 +31,16 @@ class ReviewData:
 
 def load_review(engine: Any) -> ReviewData:
     """Everything the pane needs; runs in a worker (it reads files, SQLite and the index)."""
-    from memdeck.engine.phase2.proposals import root_state
-
     proposals = engine.proposals()  # newest first
     pending = [p for p in proposals if p.status == "pending"]
     recent = [p for p in proposals if p.status != "pending"][:RECENT]
     if not pending:
         return ReviewData(None, recent=recent)
     p = pending[0]
-    lost = not (engine.home.proposals_dir / p.id / "workspace").is_dir()
-    hunks = [] if lost else engine.proposal_hunks(p.id)  # else: every file "deleted"
+    state = engine.proposal_state(p)
+    # a lost workspace would read as every file "deleted": no hunks then
+    hunks = [] if state.workspace_lost else engine.proposal_hunks(p.id)
     known = {s.id: s for s in engine.sessions(refresh=False) if s.id}
-    moved = root_state(engine.home.memory_root) != p.base_state
     return ReviewData(p, hunks, hunk_rows(hunks, p.secrets),
-                      [(t, known.get(t)) for t in p.threads], recent, len(pending) - 1, moved,
-                      lost)
+                      [(t, known.get(t)) for t in p.threads], recent, len(pending) - 1,
+                      state.memory_moved, state.workspace_lost)

@@ -4,6 +4,7 @@ transcript of the one opened; extract it now or forget it."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -64,17 +65,15 @@ class SessionsPane(Pane):
         ("Rescan sessions", "Read new and changed rollouts now", "reload"),
     ]
 
+    @dataclass
     class Loaded(Message):
-        def __init__(self, sessions: list[Any], warnings: list[str], final: bool) -> None:
-            super().__init__()
-            self.sessions = sessions
-            self.warnings = warnings
-            self.final = final
+        sessions: list[Any]
+        warnings: list[str]
+        final: bool
 
+    @dataclass
     class DetailLoaded(Message):
-        def __init__(self, detail: Any) -> None:
-            super().__init__()
-            self.detail = detail
+        detail: Any
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -123,15 +122,16 @@ class SessionsPane(Pane):
           exit_on_error=False)
     def load_sessions(self, first: bool) -> None:
         if first:  # what the index already knows, at once; then catch up with the disk
-            quick = self.engine.sessions(refresh=False)
-            if quick:
-                self.post_message(self.Loaded(quick, list(self.engine.warnings), False))
+            quick = self.engine.listing(refresh=False)
+            if quick.sessions:
+                self.post_message(self.Loaded(quick.sessions, list(quick.warnings), False))
                 stats = self.engine.refresh()
                 if not (stats.scanned_full or stats.scanned_append or stats.removed):
                     # the disk holds nothing new: the listing shown is the full one
-                    self.post_message(self.Loaded(quick, list(self.engine.warnings), True))
+                    self.post_message(self.Loaded(quick.sessions, list(quick.warnings), True))
                     return
-        self.post_message(self.Loaded(self.engine.sessions(), list(self.engine.warnings), True))
+        listing = self.engine.listing()
+        self.post_message(self.Loaded(listing.sessions, list(listing.warnings), True))
 
     @on(Loaded)
     def _loaded(self, event: Loaded) -> None:
@@ -143,8 +143,7 @@ class SessionsPane(Pane):
             self._fill_selects()
         if not confirmed:
             self.apply_filter()
-        if self.is_on_screen_pane() and (self.app.focused is None
-                                         or type(self.app.focused).__name__ == "ContentTabs"):
+        if self.focus_lost():
             self.focus_default()
         for w in event.warnings:
             if w not in self._warned:
@@ -178,7 +177,7 @@ class SessionsPane(Pane):
         if not rows:
             self.query_one("#session-detail", Static).update(
                 "No session matches these filters." if self.sessions else
-                f"No sessions in {self.engine.home.root} yet: Codex writes them to sessions/.")
+                f"No sessions in {self.engine.root} yet: Codex writes them to sessions/.")
         count = f"{len(rows)} of {len(self.sessions)}" if len(rows) != len(self.sessions) \
             else f"{len(rows)} sessions"
         self.query_one("#session-count", Label).update(count)

@@ -7,6 +7,7 @@ and the stored value comes back on screen."""
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -18,11 +19,16 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
-from memdeck.engine.codex.settings import SettingValue, all_keys, resolve_key
-from memdeck.engine.errors import ConfigError
+from memdeck.engine import (
+    ConfigError,
+    SettingValue,
+    all_keys,
+    local_time_with_seconds,
+    resolve_key,
+)
 
 from ..messages import MemoryChanged, SessionsChanged
-from ..widgets.backup_list import BackupList, when
+from ..widgets.backup_list import BackupList
 from ..widgets.binding_list import BindingList, collect_bindings
 from ..widgets.confirm import AskScreen, ConfirmScreen, TypedConfirmScreen
 from ..widgets.setting_row import SettingRow
@@ -84,35 +90,30 @@ class SettingsPane(Pane):
          "toggle('memories')"),
     ]
 
+    @dataclass
     class Loaded(Message):
-        def __init__(self, settings: list[SettingValue], problems: list[str], backend: str,
-                     keymap: dict[str, str], backups: list[Any]) -> None:
-            super().__init__()
-            self.settings = settings
-            self.problems = problems
-            self.backend = backend
-            self.keymap = keymap
-            self.backups = backups
+        settings: list[SettingValue]
+        problems: list[str]
+        backend: str
+        keymap: dict[str, str]
+        backups: list[Any]
 
+    @dataclass
     class Saved(Message):
-        def __init__(self, setting: SettingValue, backend: str) -> None:
-            super().__init__()
-            self.setting = setting
-            self.backend = backend
+        setting: SettingValue
+        backend: str
 
+    @dataclass
     class Refused(Message):
-        def __init__(self, key: str, error: str, setting: SettingValue | None) -> None:
-            super().__init__()
-            self.key = key
-            self.error = error
-            self.setting = setting
+        key: str
+        error: str
+        setting: SettingValue | None
 
+    @dataclass
     class KeymapSaved(Message):
-        def __init__(self, keymap: dict[str, str], binding_id: str, keys: str | None) -> None:
-            super().__init__()
-            self.keymap = keymap
-            self.binding_id = binding_id
-            self.keys = keys
+        keymap: dict[str, str]
+        binding_id: str
+        keys: str | None
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -394,8 +395,8 @@ class SettingsPane(Pane):
         self.app.push_screen(ConfirmScreen(
             f"Restore from backup {b.id}?",
             f"The memory folders and the raw memories become exactly what they were at "
-            f"{when(b.created_at)}. The current state is backed up first, so this can be "
-            "undone.", yes="Restore", danger=True), answered)
+            f"{local_time_with_seconds(b.created_at)}. The current state is backed up first, "
+            "so this can be undone.", yes="Restore", danger=True), answered)
 
     @work(thread=True, exclusive=True, group="settings-reset", name="restore a backup",
           exit_on_error=False)

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from textual.widgets import DataTable
 
-
-def when(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+from memdeck.engine import local_time_with_seconds
 
 
 class BackupList(DataTable[Any]):
@@ -27,7 +24,7 @@ class BackupList(DataTable[Any]):
         self.backups = backups
         self.clear()
         for b in backups:
-            self.add_row(b.id, when(b.created_at), key=b.id)
+            self.add_row(b.id, local_time_with_seconds(b.created_at), key=b.id)
 
     @property
     def current(self) -> Any | None:

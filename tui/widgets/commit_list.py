@@ -4,7 +4,7 @@ thousands of commits costs no more than one screenful."""
 
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
 from typing import Any
 
 from rich.cells import cell_len, set_cell_size
@@ -15,15 +15,13 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Static
 
+from memdeck.engine import local_time
+
 from .cursor_list import MOVES, CursorList
 
 ORIGIN_LABEL = {"codex": "Codex", "consolidation": "consolidation", "user": "user",
                 "external": "outside", "restore": "restore"}
 COLUMNS = (("commit", 10), ("time", 16), ("origin", 13))
-
-
-def when(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
 
 
 def fit(text: str, width: int) -> str:
@@ -62,15 +60,13 @@ class CommitList(CursorList):
         text-style: none; }
     """
 
+    @dataclass
     class Highlighted(Message):
-        def __init__(self, entry: Any) -> None:
-            super().__init__()
-            self.entry = entry
+        entry: Any
 
+    @dataclass
     class Opened(Message):
-        def __init__(self, entry: Any) -> None:
-            super().__init__()
-            self.entry = entry
+        entry: Any
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cache_size=1024, **kwargs)
@@ -96,7 +92,7 @@ class CommitList(CursorList):
         origin = e.origin if e.origin in ORIGIN_LABEL else "external"
         segs = [
             Segment(" " + fit(e.commit[:10], 10), self._part("hash", base, selected)),
-            Segment(" " + fit(when(e.time), 16), self._part("time", base, selected)),
+            Segment(" " + fit(local_time(e.time), 16), self._part("time", base, selected)),
             Segment(" " + fit(ORIGIN_LABEL[origin], 13), self._part(origin, base, selected)),
             Segment(" " + fit(e.summary, summary), base),
         ]

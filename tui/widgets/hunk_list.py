@@ -4,6 +4,7 @@ hunk: which of them an accept takes. Lines that add a secret are marked ⚠ in r
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from rich.segment import Segment
@@ -86,12 +87,11 @@ class HunkList(DiffView):
     """
     GUTTER = 2
 
+    @dataclass
     class Changed(Message):
         """The cursor moved or the selection changed."""
 
-        def __init__(self, hunk_list: HunkList) -> None:
-            super().__init__()
-            self.hunk_list = hunk_list
+        hunk_list: HunkList
 
         @property
         def control(self) -> HunkList:

@@ -3,7 +3,6 @@ consolidates, and which files it changes by how much."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from textual.app import ComposeResult
@@ -11,12 +10,10 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
+from memdeck.engine import local_time
+
 SHOWN = 6  # inputs and files listed before "… and N more"
 CHANGE = {"A": "added", "M": "changed", "D": "deleted"}
-
-
-def when(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "?"
 
 
 def backend_label(backend: str) -> str:
@@ -34,7 +31,7 @@ ROOTS = {"v1": "memories/", "v2": "memories_v2/"}
 def title(p: Any, older_pending: int) -> Content:
     version = getattr(p, "version", "v1")
     parts: list[Any] = [("Proposal ", "bold"), (p.id, "bold $text-accent"),
-                        f"  ·  {p.status}  ·  created {when(p.created_at)}  ·  memory "
+                        f"  ·  {p.status}  ·  created {local_time(p.created_at)}  ·  memory "
                         f"{version} ({ROOTS.get(version, version)})\nbackend ",
                         (backend_label(p.backend), "bold"), f"  ·  model {p.model or '—'}"]
     if older_pending:

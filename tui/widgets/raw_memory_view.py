@@ -5,12 +5,13 @@ heading underline, so the front matter is shown as a YAML block instead."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, Markdown, Static
+
+from memdeck.engine import local_time
 
 
 def split_front_matter(text: str) -> tuple[str, str]:
@@ -28,10 +29,6 @@ def raw_memory_markdown(text: str) -> str:
     parts = [f"```yaml\n{front}\n```"] if front.strip() else []
     parts.append(body.strip() or "*(empty)*")
     return "\n\n".join(parts)
-
-
-def when(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "never"
 
 
 def project_of(row: Any, sessions: dict[str, Any]) -> str:
@@ -78,7 +75,8 @@ class RawMemoryView(Vertical):
             await self.query_one("#rollout-summary-md", Markdown).update("")
             return
         header = (f"{row.thread_id} · {project} · session updated "
-                  f"{when(row.source_updated_at)} · generated {when(row.generated_at)}")
+                  f"{local_time(row.source_updated_at, 'never')} · generated "
+                  f"{local_time(row.generated_at, 'never')}")
         if row.selected_for_phase2:
             stale = (row.selected_for_phase2_source_updated_at is not None
                      and row.selected_for_phase2_source_updated_at != row.source_updated_at)

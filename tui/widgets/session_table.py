@@ -3,7 +3,7 @@ CursorList), so 10,000 sessions cost no more to show than 30."""
 
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from rich.cells import set_cell_size
@@ -14,6 +14,8 @@ from textual.cache import LRUCache
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Static
+
+from memdeck.engine import local_time
 
 from ..render import STATUS_STYLE
 from .cursor_list import MOVES, CursorList
@@ -47,13 +49,9 @@ def layout(width: int, source: int = FIXED[2][2]) -> list[Column]:
     return cols
 
 
-def when(ts: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else "?"
-
-
 def cell_values(s: Any) -> dict[str, str]:
     return {
-        "updated": when(s.updated_at),
+        "updated": local_time(s.updated_at),
         "project": s.project,
         "source": s.source_label,
         "status": s.status,
@@ -98,15 +96,13 @@ class SessionTable(CursorList):
     SessionTable > .session-table--odd { background: $surface-lighten-1 20%; }
     """
 
+    @dataclass
     class Highlighted(Message):
-        def __init__(self, session: Any) -> None:
-            super().__init__()
-            self.session = session
+        session: Any
 
+    @dataclass
     class Opened(Message):
-        def __init__(self, session: Any) -> None:
-            super().__init__()
-            self.session = session
+        session: Any
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

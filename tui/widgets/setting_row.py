@@ -7,6 +7,7 @@ value back, so a refused value never stays on screen."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from textual import on
@@ -15,7 +16,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Switch
 
-from memdeck.engine.codex.settings import KeySpec, SettingValue
+from memdeck.engine import KeySpec, SettingValue
 
 
 def range_text(spec: KeySpec) -> str:
@@ -48,13 +49,12 @@ class SettingRow(Horizontal):
     SettingRow > .setting-help { width: 1fr; }
     """
 
+    @dataclass
     class Edited(Message):
         """The user changed a value: store `text` (None: remove the key)."""
 
-        def __init__(self, row: SettingRow, text: str | None) -> None:
-            super().__init__()
-            self.row = row
-            self.text = text
+        row: SettingRow
+        text: str | None
 
         @property
         def key(self) -> str:

@@ -4,7 +4,6 @@ highlighted by pygments (through Rich), harness context dimmed."""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -16,7 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Button, Collapsible, Static
 
-from memdeck.engine.codex.citations import strip_citations
+from memdeck.engine import local_time, strip_citations
 
 from ..render import ROLE_STYLE, STATUS_STYLE
 
@@ -123,8 +122,7 @@ def header(detail: Any) -> Text:
     t.append(f"{s.id or 'no id'}\n", style="dim")
     t.append(f"{s.status}", style=STATUS_STYLE.get(s.status, ""))
     t.append(f": {s.reason}\n")
-    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.started_ts)) \
-        if s.started_ts else "?"
+    started = local_time(s.started_ts)
     source = s.source_label  # Codex's own word beside it when it is a word, never its JSON
     if s.source and s.source.lower() != source.lower() and not s.source.startswith("{"):
         source += f" ({s.source})"

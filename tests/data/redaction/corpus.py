@@ -60,7 +60,8 @@ def leaked(case: SecretCase, output: str, window: int = 8) -> list[str]:
 
 
 def literal_codex(text: str) -> str:
-    """codex-format §3.6 transcribed literally: the reference memdeck's fast path must equal."""
+    """docs/codex-format.md "Redaction" transcribed literally: the reference memdeck's fast path
+    must equal."""
     text = re.sub(r"(?i:\bBearer)[ \t]+[A-Za-z0-9._~+/-]{16,}=*", "Bearer [REDACTED_SECRET]",
                   text)
     text = re.sub(r"sk-[A-Za-z0-9]{20,}", "[REDACTED_SECRET]", text)
