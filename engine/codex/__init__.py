@@ -6,5 +6,6 @@ files (`rollout`, `linestream`, `jsonfast`, `line_problems`, `fragments`, `tool_
 read the memory pipeline's tables, `pipeline_db` to write them with Codex's lease rules) and
 the names and layouts of the memory folder's files (`memory_layout`).
 
-May import: the engine's shared modules (`errors`, `clock`, `store`, `workers`) only.
+May import: the engine's shared modules only (`errors`, `clock`, `formatting`, `atomic`, `store`,
+`redact`, `workers`, `call_log`: the foundation layer of tests/test_import_contract.py).
 """
