@@ -37,10 +37,9 @@ from memdeck.engine.codex.schema import create_memories_db  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "rollouts" / "cli-preferences.jsonl"
 OLD_ID = "01a23054-a1fc-7969-acf0-6947af085e83"
+# the home has no memories/ folder, so it runs memory v2 as Codex 0.169 does: two fields
 REPLY = {"rollout_summary": "# Checkout tests\n\n## Task 1: fix rounding, success\n",
-         "rollout_slug": "checkout_tests",
-         "raw_memory": "---\ndescription: checkout tests\n---\n\n### Task 1\n- run make "
-                       "check-quick\n"}
+         "rollout_slug": "checkout_tests"}
 
 
 def build_home(root: Path, n: int) -> None:
