@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
     from .phase1.runner import ExtractReport, ExtractResult, Progress
     from .phase2.backend import Phase2Backend, Phase2Result
     from .phase2.hunks import Hunk
+    from .phase2.notes import Note, NoteEffect
     from .phase2.proposals import AddedSecret, Proposal
     from .phase2.review import ProposalState
     from .read_path.agent_view import InjectedSummary
@@ -88,6 +89,7 @@ _LAZY: dict[str, str] = {
     "LineUsage": ".read_path.citation_usage", "MemoryConflict": ".memory_folder.edits",
     "MemoryFileInfo": ".memory_folder.edits", "MemoryFileText": ".memory_folder.edits",
     "MemoryNote": ".memory_folder.edits", "MemorySaved": ".memory_folder.edits",
+    "Note": ".phase2.notes", "NoteEffect": ".phase2.notes",
     "Phase1Backend": ".phase1.backend", "Phase1Output": ".phase1.backend",
     "Phase2Backend": ".phase2.backend", "Phase2Result": ".phase2.backend",
     "Proposal": ".phase2.proposals", "Rollout": ".codex.rollout",
@@ -293,11 +295,18 @@ class Engine:
     def proposal_hunks(self, pid: str) -> list[Hunk]:
         """A pending proposal's changes as numbered hunks (for accepting some of them)."""
         from .phase2.hunks import proposal_hunks
-        from .phase2.proposals import get
+        from .phase2.proposals import get, note_effects
 
         p = get(self.store, pid)
         return proposal_hunks(self.home.memory_root,
-                              self.home.proposals_dir / p.id / "workspace", p.files)
+                              self.home.proposals_dir / p.id / "workspace", p.files,
+                              note_effects(self.home, self.store, p.id))
+
+    def proposal_notes(self, pid: str) -> list[NoteEffect]:
+        """The ad-hoc notes a proposal folded into memory, each with what it did."""
+        from .phase2.proposals import note_effects
+
+        return note_effects(self.home, self.store, pid)
 
     def reject(self, pid: str, reason: str | None = None) -> Proposal:
         from .phase2.proposals import reject

@@ -183,3 +183,57 @@ def test_v1_preview_is_one_part_with_the_v1_layout(tmp_path: Path) -> None:
     msg = got.messages[0]
     assert f"{root}/MEMORY.md" in msg and "<oai-mem-citation>" in msg
     assert got.text in msg and msg.rstrip().endswith("before exploring the repository.")
+
+
+# -- issue 9: outside lines, notes and forgetting in the V2 summary ------------------------------
+def _no_empty_headers(text: str) -> list[str]:
+    """`### ` / `#### ` headers of the index with nothing under them."""
+    lines = text.split("## What's in Memory\n", 1)[1].splitlines()
+    bad = []
+    for i, line in enumerate(lines):
+        if line.startswith("###"):
+            nxt = next((x for x in lines[i + 1:] if x.strip()), "")
+            level = len(line.split(" ", 1)[0])
+            if not nxt or (nxt.startswith("#") and len(nxt.split(" ", 1)[0]) <= level) or (
+                    line.startswith("### ") and nxt.startswith("### ")):
+                bad.append(line)
+    return bad
+
+
+def test_v2_keeps_outside_lines_folds_notes_and_leaves_no_empty_header() -> None:
+    from memdeck.engine.backends.offline_notes import Folding
+    from memdeck.engine.phase2.notes import Note
+
+    stated = ("# Deploys\n\n- Stated by the user (their words): "
+              "\"Always deploy with `make deploy`\"\n")
+    a, b = mem(1), mem(2, "/src/infra", day=2, summary=stated)
+    text = merge_summary_v2("", [a, b])
+    edited = (text.replace("## User Profile\n- none yet", "## User Profile\n- Backend dev")
+              .replace("## What's in Memory\n", "## Team notes\n- rota in the wiki\n\n"
+                       "## What's in Memory\n- read the infra runbook first\n")
+              .replace("### /src/infra\n", "### /src/infra\n- the infra repo moved to gitlab\n"))
+    note_dir = "extensions/ad_hoc/notes/2026-12-03T09-00-00-"
+    notes = Folding([Note(note_dir + "a.md", "remember", "Never force-push to main"),
+                     Note(note_dir + "b.md", "remember", "The VPN host is vpn-2"),
+                     Note(note_dir + "c.md", "forget", "backend dev")])
+    out = merge_summary_v2(edited, [a, b], notes)
+    for line in ("## Team notes", "- rota in the wiki", "- read the infra runbook first",
+                 "- the infra repo moved to gitlab", "- Always deploy with `make deploy` "
+                 f"[rollout_summaries/{b.file_stem}.md]"):
+        assert line in out.splitlines(), line
+    assert out.index("- the infra repo moved to gitlab") > out.index("### /src/infra")
+    assert "## User Profile\n- none yet\n" in out  # the forget note took the one line
+    assert "## User preferences\n" in out and \
+        "- Never force-push to main [ad-hoc note]" in out.split("## General Tips")[0]
+    assert "- The VPN host is vpn-2 [ad-hoc note]" in \
+        out.split("## General Tips", 1)[1].split("## ", 1)[0]
+    assert [len(e.added) + len(e.removed) for e in notes.effects()] == [1, 1, 1]
+    assert merge_summary_v2(out, [a, b], Folding(notes.notes[:2])) == out  # folded once
+    assert _no_empty_headers(out) == []
+
+    gone = merge_summary_v2(out, [a])  # the infra session forgotten
+    assert b.thread_id not in gone and "#### 2025-12-03" not in gone
+    assert "Always deploy" not in gone  # its quoted preference went with it
+    assert "- the infra repo moved to gitlab" in gone  # a person's line stays, with its header
+    assert _no_empty_headers(gone) == []
+    assert validate_artifacts_text(gone) == []

@@ -159,3 +159,32 @@ def test_raw_memories_are_byte_identical_to_codex(tmp_path: Path) -> None:
     sync_inputs(tmp_path / "v2", rows, "v2")  # V2 keeps no raw memories file
     assert not (tmp_path / "v2" / "raw_memories.md").exists()
     assert len(list((tmp_path / "v2" / "rollout_summaries").glob("*.md"))) == 2
+
+
+def test_the_notes_a_consolidation_takes_in_are_the_new_and_changed_ones(extracted: Path,
+                                                                         tmp_path: Path) -> None:
+    """docs/codex-format.md "Extensions and notes": the workspace diff lists a note added or
+    changed since the baseline; one the baseline already holds is not taken in again."""
+    from memdeck.engine.memory_folder.baseline import reset_codex_baseline
+    from memdeck.engine.phase2.notes import pending_notes
+
+    ws = tmp_path / "ws"
+    copy_root(extracted / "memories", ws)
+    notes = ws / "extensions" / "ad_hoc" / "notes"
+    [demo_note] = notes.glob("*.md")  # added after the demo's last consolidation
+
+    def pending() -> list[tuple[str, str]]:
+        (ws / DIFF_FILE).write_text(render_diff_file(workspace_diff(ws)))
+        return [(n.path.rsplit("/", 1)[-1], n.kind) for n in pending_notes(ws)]
+
+    assert pending() == [(demo_note.name, "remember")]
+    reset_codex_baseline(ws, time.time())  # what an accepted consolidation leaves
+    assert pending() == []
+    (notes / "2026-12-03T09-00-00-printer.md").write_text("Forget: the printer in room 4\n")
+    demo_note.write_text(demo_note.read_text() + "Forget: the old staging host\n")
+    (notes / "sub").mkdir()
+    (notes / "sub" / "2026-12-03T09-00-00-x.md").write_text("Remember: not a note\n")
+    assert pending() == [(demo_note.name, "remember"), (demo_note.name, "forget"),
+                         ("2026-12-03T09-00-00-printer.md", "forget")]
+    (ws / DIFF_FILE).unlink()
+    assert pending_notes(ws) == []  # no diff file: nothing is known to be new

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from .notes import NoteEffect
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -26,6 +28,7 @@ class Phase2Result:
     input_tokens: int = 0
     output_tokens: int = 0
     prompt_hash: str | None = None  # None: no prompt was sent (the offline merge)
+    notes: tuple[NoteEffect, ...] = ()  # what each ad-hoc note did, when the backend knows
 
 
 class Phase2Backend(Protocol):

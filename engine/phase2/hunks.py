@@ -2,14 +2,18 @@
 
 Hunks are difflib's grouped opcodes with three lines of context, the same hunks
 `memdeck diff` prints, numbered per file from 0. Applying a subset takes each chosen hunk's
-new lines and keeps the old lines everywhere else.
+new lines and keeps the old lines everywhere else. A hunk names the ad-hoc notes behind it:
+those that added one of its `+` lines or removed one of its `-` lines (phase2/notes.py).
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from .notes import Note, NoteEffect
 
 CONTEXT = 3
 
@@ -22,6 +26,7 @@ class Hunk:
     old_range: tuple[int, int]  # 1-based first line, count
     new_range: tuple[int, int]
     lines: tuple[str, ...]  # with ' ', '-', '+' prefixes
+    notes: tuple[Note, ...] = ()  # the ad-hoc notes that caused a line of it
 
 
 def _read(p: Path) -> list[str]:
@@ -50,10 +55,28 @@ def file_hunks(path: str, old: list[str], new: list[str]) -> list[Hunk]:
     return out
 
 
-def proposal_hunks(live: Path, ws: Path, files: list[dict[str, str]]) -> list[Hunk]:
+def proposal_hunks(live: Path, ws: Path, files: list[dict[str, str]],
+                   effects: Iterable[NoteEffect] = ()) -> list[Hunk]:
     out: list[Hunk] = []
     for f in files:
         out += file_hunks(f["path"], _read(live / f["path"]), _read(ws / f["path"]))
+    return attribute(out, effects)
+
+
+def attribute(hunks: list[Hunk], effects: Iterable[NoteEffect]) -> list[Hunk]:
+    """Each hunk with the notes whose added lines it adds or whose removed lines it removes."""
+    effects = list(effects)
+    if not effects:
+        return hunks
+    out = []
+    for h in hunks:
+        plus = {x[1:].rstrip("\n") for x in h.lines if x.startswith("+")}
+        minus = {x[1:].rstrip("\n") for x in h.lines if x.startswith("-")}
+        notes = tuple(dict.fromkeys(
+            e.note for e in effects
+            if any(f == h.path and line in plus for f, line in e.added)
+            or any(f == h.path and line in minus for f, line in e.removed)))
+        out.append(replace(h, notes=notes) if notes else h)
     return out
 
 

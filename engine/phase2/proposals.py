@@ -5,8 +5,9 @@ reaches the live memory root here.
 `memdeck/proposals/<id>/workspace`, syncs the inputs there with Codex's names and layouts,
 writes `phase2_workspace_diff.md`, runs the consolidation (the `Phase2Backend` handed in,
 phase2/backend.py), validates the result, scans what it adds for secrets, and stores the
-proposal as pending with the digest of the live root it started from. Accepting it is a
-separate step.
+proposal as pending with the digest of the live root it started from; what each ad-hoc note
+did, when the backend says, goes beside it in `notes.json` (phase2/notes.py). Accepting it is
+a separate step.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ..index.sessions import Session
 from ..redact import find_secrets
 from ..store import Store
 from .backend import Phase2Backend
+from .notes import NoteEffect, load_effects, save_effects
 from .workspace import (
     DIFF_FILE,
     copy_root,
@@ -181,6 +183,7 @@ def consolidate(home: CodexHome, store: Store, backend: Phase2Backend,
         return None
     diff = unified_diff(root, ws, files)
     (pdir / "proposal.diff").write_text(diff, encoding="utf-8")
+    save_effects(pdir, run.notes)  # which note caused which line (phase2/notes.py)
     p = Proposal(pid, now, "pending", backend.name, run.model, [m.thread_id for m in selected],
                  files, base, _added_secrets(diff), validate_artifacts(ws, version),
                  version=version)
@@ -215,6 +218,12 @@ def get(store: Store, pid: str) -> Proposal:
         raise NotFound(f"no proposal {pid!r} (see `memdeck proposals`)" if not rows else
                        f"{pid!r} matches {len(rows)} proposals; give more of the id")
     return rows[0]
+
+
+def note_effects(home: CodexHome, store: Store, pid: str) -> list[NoteEffect]:
+    """The ad-hoc notes the proposal folded and what each did ([] for none, or when the
+    backend could not say, as the openai agent cannot)."""
+    return load_effects(home.proposals_dir / get(store, pid).id)
 
 
 def diff_text(home: CodexHome, store: Store, pid: str) -> str:

@@ -57,20 +57,61 @@ async def test_the_pending_proposal_with_its_inputs_files_and_hunks(demo_engine,
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         hunks = app.query_one(HunkList)
-        assert hunks.count == len(demo_engine.proposal_hunks(p.id)) == 7
-        assert hunks.selected == set(range(7)) and hunks.has_focus
+        assert hunks.count == len(demo_engine.proposal_hunks(p.id)) == 8
+        assert hunks.selected == set(range(8)) and hunks.has_focus
         title = text(app, "#proposal-title")
         assert p.id in title and "heuristic" in title and "2026-11-20 12:00" in title
         inputs = text(app, "#proposal-inputs")
         assert "Inputs · 5 sessions" in inputs and "shop" in inputs
         assert "Upgrade Django to 5.1" in inputs and p.threads[0][:8] in inputs
         files = text(app, "#proposal-files")
-        assert "Files · 6 changed" in files and "M MEMORY.md" in files and "+35" in files
+        assert "Files · 6 changed" in files and "M MEMORY.md" in files and "+36" in files
         headers = [r for r in hunks.rows if r.kind == "hunk"]
-        assert headers[0].body.startswith("MEMORY.md  @@ -8,15 +8,24 @@")
-        assert {r.kind for r in hunks.rows} >= {"add", "ctx", "del"}
-        assert "7 hunks · 7 selected in 6 files" in text(app, "#review-status")
+        assert headers[0].body.startswith("MEMORY.md  @@ -8,15 +8,25 @@")
+        # nothing the demo's memory holds is deleted (its hand-written index lines stay, issue
+        # 9); removed lines are drawn in test_a_forget_note_names_itself_on_its_hunk
+        assert {r.kind for r in hunks.rows} >= {"add", "ctx", "meta"}
+        assert "del" not in {r.kind for r in hunks.rows}
+        # the demo's remember note, named under the hunks it caused
+        named = [r.body for r in hunks.rows if r.kind == "meta"]
+        assert named and all(x.startswith("    from note 2026-11-19 'remember: the shop's "
+                                          "staging database") for x in named)
+        assert "8 hunks · 8 selected in 6 files" in text(app, "#review-status")
         assert not app.query_one("#review-banner").display
+
+
+async def test_a_forget_note_names_itself_on_its_hunk(demo_engine, make_app) -> None:
+    """Issue 9: the hunk a note caused says which note, the lines it removes are drawn
+    removed, and a note that changed nothing is said in the banner."""
+    demo_engine.extract(backend="offline")
+    demo_engine.accept(demo_engine.consolidate().id)
+    demo_engine.memory_note("never on Fridays", "forget")
+    demo_engine.memory_note("the printer in room 4", "forget")
+    p = demo_engine.consolidate()
+    root = demo_engine.home.memory_root
+    app = make_app(demo_engine, initial="review")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        hunks = app.query_one(HunkList)
+        data = app.query_one("#review-pane").data
+        assert [h.path for h in data.hunks] == ["MEMORY.md", "memory_summary.md"]
+        for k in range(hunks.count):
+            under = hunks.rows[hunks.header_rows[k] + 1]
+            assert (under.kind, under.body) == (
+                "meta", "    from note 2026-11-20 'forget: never on Fridays'")
+            assert [r.body for r in hunks.rows if r.hunk == k and r.kind == "del"] == [
+                "- Deploy only through `make deploy`; never on Fridays [Task 1]",
+                "- Deploys only through `make deploy`, never on Fridays."][k:k + 1]
+        shown = "\n".join(hunks.render_line(y).text for y in range(hunks.size.height))
+        assert "from note 2026-11-20 'forget: never on Fridays'" in shown  # on screen
+        assert ("Note 2026-11-20 'forget: the printer in room 4': matched no line in memory; "
+                "nothing was removed.") in text(app, "#review-banner")
+        await pilot.press("A")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert status_of(demo_engine, p.id).status == "accepted"
+        assert "never on Fridays" not in (root / "memory_summary.md").read_text()
 
 
 async def test_toggle_one_off_then_accept_applies_only_the_others(demo_engine,
@@ -87,8 +128,8 @@ async def test_toggle_one_off_then_accept_applies_only_the_others(demo_engine,
                       if h.path == "MEMORY.md" and any("Upgrade Django" in x for x in h.lines))
         await to_hunk(pilot, hunks, django)
         await pilot.press("space")
-        assert hunks.selected == set(range(7)) - {django}
-        assert "6 selected in 6 files" in text(app, "#review-status")
+        assert hunks.selected == set(range(8)) - {django}
+        assert "7 selected in 6 files" in text(app, "#review-status")
         await pilot.press("a")
         await settle(app, pilot)
         assert status_of(demo_engine, p.id).status == "partial"
@@ -100,7 +141,7 @@ async def test_toggle_one_off_then_accept_applies_only_the_others(demo_engine,
             assert (root / rel).read_text() == (ws / rel).read_text()
         summaries = sorted(x.name for x in (root / "rollout_summaries").glob("*.md"))
         assert len(summaries) == 5 and any("upgrade_django" in x for x in summaries)
-        assert "Accepted 6 of 7 hunks in 6 files." in notes(app)
+        assert "Accepted 7 of 8 hunks in 6 files." in notes(app)
         assert any(isinstance(m, MemoryChanged) and m.source == "accept" for m in messages)
         assert "No proposal is waiting for review." in text(app, "#review-empty-text")
 
@@ -116,7 +157,7 @@ async def test_accept_all_asks_first_naming_the_counts(demo_engine, make_app) ->
         await pilot.press("A")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
-        assert "All 7 hunks in 6 files" in app.screen.detail
+        assert "All 8 hunks in 6 files" in app.screen.detail
         await pilot.press("n")  # no: nothing happens
         await settle(app, pilot)
         assert root_state(root) == before and status_of(demo_engine, p.id).status == "pending"
@@ -127,7 +168,7 @@ async def test_accept_all_asks_first_naming_the_counts(demo_engine, make_app) ->
         assert status_of(demo_engine, p.id).status == "accepted"
         for rel, content in expected.items():
             assert (root / rel).read_text() == content
-        assert "Accepted all 7 hunks in 6 files." in notes(app)
+        assert "Accepted all 8 hunks in 6 files." in notes(app)
 
 
 async def test_reject_with_a_reason_and_escape_cancels(demo_engine, make_app) -> None:
@@ -163,13 +204,13 @@ async def test_a_secret_blocks_accept_and_is_highlighted(demo_engine, make_app) 
         await settle(app, pilot)
         hunks = app.query_one(HunkList)
         banner = text(app, "#review-banner")
-        assert "Acceptance blocked" in banner and "MEMORY.md:70" in banner
+        assert "Acceptance blocked" in banner and "MEMORY.md:71" in banner
         marked = [r for r in hunks.rows if r.secret and r.kind == "add"]
         assert {r.body.split("key ")[-1][:4] for r in marked} == {"ghp_"}
         assert "accept blocked" in text(app, "#review-status")
         await pilot.press("a")
         await settle(app, pilot)
-        assert any("Accept blocked: MEMORY.md line 70 adds a secret" in n for n in notes(app))
+        assert any("Accept blocked: MEMORY.md line 71 adds a secret" in n for n in notes(app))
         await pilot.press("A")
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmScreen)  # not even asked
@@ -229,7 +270,7 @@ async def test_c_makes_a_proposal_and_opens_it(demo_engine, make_app) -> None:
         pending = [p for p in demo_engine.proposals() if p.status == "pending"]
         assert len(pending) == 1
         assert pending[0].id in text(app, "#proposal-title")
-        assert app.query_one(HunkList).count == 7
+        assert app.query_one(HunkList).count == 8
 
 
 async def test_without_a_proposal_the_keys_are_hidden(demo_engine, make_app) -> None:
@@ -253,7 +294,7 @@ def test_snapshot_review_with_one_hunk_toggled_off(stable_engine, make_app,
         await settle(pilot.app, pilot)
         await pilot.press("down", "down", "space")  # memory_summary.md's hunk: off
         hunks = pilot.app.query_one(HunkList)
-        hunks.scroll_relative(y=-9, animate=False, immediate=True)  # the one before, too
+        hunks.scroll_relative(y=-4, animate=False, immediate=True)  # the one before, too
         await pilot.pause()
 
     assert snap_compare(make_app(stable_engine, initial="review"), terminal_size=SIZE,

@@ -1,7 +1,8 @@
 """Pane 5, Review: the newest pending proposal — its inputs, files and hunks. `space` toggles
 the hunk under the cursor, `a` accepts the selected hunks, `A` all of them, `r` rejects. A
 hunk that adds a secret blocks accepting it; the engine's accept refuses it too, but the pane
-does not even try."""
+does not even try. A hunk an ad-hoc note caused names the note; a note that changed nothing
+(a forget that matched no line) is said in the banner."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from ..widgets.hunk_list import HunkList
 from ..widgets.proposal_header import ProposalHeader, backend_label, one_line
 from .base import Pane
 from .review_data import ReviewData, load_review
+
+NOTES_SHOWN = 3  # notes that changed nothing, named in the banner before "… and N more"
 
 
 def plural(n: int, word: str) -> str:
@@ -177,6 +180,13 @@ class ReviewPane(Pane):
                           "$text-warning"))
         for problem in p.problems[:2]:
             lines.append((f"Problem: {one_line(problem, 200)}", "$text-warning"))
+        idle = [e for e in data.notes if not e.added and not e.removed]
+        for e in idle[:NOTES_SHOWN]:
+            lines.append((f"Note {e.note.label}: {e.outcome}.", "$text-warning"
+                          if e.note.kind == "forget" else "$foreground-muted"))
+        if len(idle) > NOTES_SHOWN:
+            lines.append((f"… and {len(idle) - NOTES_SHOWN} more notes that changed nothing",
+                          "$foreground-muted"))
         banner.display = bool(lines)
         if lines:
             banner.update(Content.assemble(*[x for i, ln in enumerate(lines)

@@ -1,5 +1,6 @@
 """What the Review pane shows, gathered in one worker call: the newest pending proposal, its
-hunks laid out for the list, the sessions it consolidates, and the proposals decided lately."""
+hunks laid out for the list, the sessions it consolidates, the ad-hoc notes it folds, and the
+proposals decided lately."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ class ReviewData:
     older_pending: int = 0
     memory_moved: bool = False  # the live root is no longer the proposal's starting state
     workspace_lost: bool = False  # its workspace folder is gone: nothing left to accept
+    notes: list[Any] = field(default_factory=list)  # engine NoteEffect: what each note did
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -43,4 +45,4 @@ def load_review(engine: Any) -> ReviewData:
     known = {s.id: s for s in engine.sessions(refresh=False) if s.id}
     return ReviewData(p, hunks, hunk_rows(hunks, p.secrets),
                       [(t, known.get(t)) for t in p.threads], recent, len(pending) - 1,
-                      state.memory_moved, state.workspace_lost)
+                      state.memory_moved, state.workspace_lost, engine.proposal_notes(p.id))

@@ -1,5 +1,6 @@
 """A proposal's hunks as one scrolling diff with a cursor on a hunk and a check mark per
-hunk: which of them an accept takes. Lines that add a secret are marked ⚠ in reverse red."""
+hunk: which of them an accept takes. Lines that add a secret are marked ⚠ in reverse red. A
+hunk an ad-hoc note caused says so under its header ("from note 2026-12-03 'forget: …'")."""
 
 from __future__ import annotations
 
@@ -55,6 +56,8 @@ def hunk_rows(hunks: list[Any], secrets: list[dict[str, Any]]) -> HunkRows:
         header_rows.append(len(rows))
         rows.append(DiffRow("hunk", "", clean(f"{h.path}  {h.header}  +{adds} −{dels}{mark}"),
                             k, found is not None))
+        for note in h.notes:
+            rows.append(DiffRow("meta", "", clean(f"    from note {note.label}"), k))
         line_no = h.new_range[0]
         for x in h.lines:
             secret = False

@@ -1,0 +1,183 @@
+"""How the offline consolidation folds ad-hoc notes (phase2/notes.py reads them): which memory
+line a forget note removes, whether a remember note is already in memory, and where a
+remember note goes. Plain rules, so that a person can predict them:
+
+- **A forget note removes a line** (a `- ` bullet of a knowledge section: MEMORY.md's
+  `## User preferences`, `## Reusable knowledge`, `## Failures and how to do differently`
+  and the lines before the first task group; memory_summary.md's `## User Profile`,
+  `## User preferences`, `## General Tips`) when, compared case-insensitively, with Markdown
+  marks and trailing citations such as `[Task 2]` or `[ad-hoc note]` set aside, either
+  (a) the note's text is part of the line (whole words: `deploy` is not part of
+      `redeploy`), or
+  (b) every word of the note (words of two or more letters or digits, minus the short words
+      in `STOPWORDS`) is a word of the line: the same word, one of them a prefix of the other
+      when both have four or more characters (`deploy` / `deploys`), or a pair in
+      `ABBREVIATIONS` (`db` / `database`); a word in a script written without spaces
+      (Chinese, Japanese) must appear in the line as written.
+  A note with no such word (`forget: the`) removes nothing. No other line is ever removed:
+  task headings, keywords, rollout summary references and the index are not the notes'
+  business (forgetting a whole session is `memdeck forget`).
+- **A remember note is already in memory** when rule (a) finds its text in a line of the
+  file; then it is not added again.
+- **Where a remember note goes.** It becomes `- <text> [ad-hoc note]` (Codex's tag for a fact
+  that comes from a note, docs/codex-format.md "Extensions and notes"): in memory_summary.md
+  under `## User preferences` when it reads as a preference (`PREFERENCE`: always, never,
+  prefer, avoid, don't, must, should, please, …), else under `## General Tips`; in MEMORY.md
+  in the matching block of the task group that shares the most words with it (its project's
+  name counts double), or of a `# Task Group: ad-hoc notes` when no group shares one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from ..phase2.notes import Note, NoteEffect
+
+NOTE_TAG = "[ad-hoc note]"
+STOPWORDS = frozenset("""
+a an the and or but of to in on at for with by from as is are was were be been being it its
+this that these those my our your their me we you he she they them us i about any all
+anything everything some please what which who whom there here do does did so than then
+into onto over also just very much more most
+""".split())
+ABBREVIATIONS = {"db": "database", "dbs": "databases", "env": "environment",
+                 "envs": "environments", "dir": "directory", "dirs": "directories",
+                 "pw": "password", "pwd": "password", "k8s": "kubernetes",
+                 "creds": "credentials", "deps": "dependencies", "docs": "documentation",
+                 "pkg": "package", "msg": "message", "repo": "repository",
+                 "config": "configuration", "prod": "production", "dev": "development"}
+PREFERENCE = re.compile(r"\b(always|never|prefers?|preferred|avoid|don'?t|do not|must|"
+                        r"should|please|instead of|rather than)\b", re.I)
+PLACEHOLDERS = ("- none recorded", "- none yet")
+_WORD = re.compile(r"[^\W_]+")
+_TAGS = re.compile(r"(\s*\[(?:Task \d+|ad-hoc note|rollout_summaries/[^\]]*)\])+\s*$", re.I)
+_MARKS = re.compile(r"[`*\"“”‘’']")
+# scripts written without spaces between words: a word there is matched as written
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def normal(text: str) -> str:
+    """Case-folded, Markdown marks and trailing citations dropped, spaces collapsed."""
+    text = _TAGS.sub("", text.strip().removeprefix("- "))
+    text = _MARKS.sub("", unicodedata.normalize("NFKC", text)).casefold()
+    return " ".join(text.split()).rstrip(".;:!")
+
+
+def words(text: str) -> list[str]:
+    """The words of `text` that count for matching (see the module docstring)."""
+    found = _WORD.findall(_MARKS.sub("", unicodedata.normalize("NFKC", text)).casefold())
+    return [w for w in dict.fromkeys(found) if w not in STOPWORDS
+            and (len(w) >= 2 or _UNSPACED.search(w))]
+
+
+def _same(a: str, b: str) -> bool:
+    if a == b or ABBREVIATIONS.get(a) == b or ABBREVIATIONS.get(b) == a:
+        return True
+    return min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a))
+
+
+def _word_in(word: str, line_words: list[str], line_text: str) -> bool:
+    if _UNSPACED.search(word):
+        return word in line_text
+    return any(_same(word, w) for w in line_words)
+
+
+def is_bullet(line: str) -> bool:
+    s = line.strip()
+    return s.startswith("- ") and s.lower() not in PLACEHOLDERS
+
+
+def _contains(what: str, text: str) -> bool:
+    """Rule (a): `what` is part of `text`, not cut out of a longer word (`deploy` is not in
+    `redeploy`); a note without a word that counts finds nothing (`forget: the`)."""
+    if not what or not words(what):
+        return False
+    head = "" if _UNSPACED.match(what) or not what[0].isalnum() else r"(?<![^\W_])"
+    tail = "" if _UNSPACED.match(what[-1]) or not what[-1].isalnum() else r"(?![^\W_])"
+    return re.search(head + re.escape(what) + tail, text) is not None
+
+
+def forget_matches(note_text: str, line: str) -> bool:
+    """Rule (a) or (b) of the module docstring, for a bullet `line`."""
+    if not is_bullet(line):
+        return False
+    what, text = normal(note_text), normal(line)
+    if _contains(what, text):
+        return True
+    wanted = words(note_text)
+    if not wanted:
+        return False
+    line_words = words(text)
+    return all(_word_in(w, line_words, text) for w in wanted)
+
+
+def already_remembered(note_text: str, lines: list[str]) -> bool:
+    what = normal(note_text)
+    return any(_contains(what, normal(x)) for x in lines if x.strip())
+
+
+def is_preference(text: str) -> bool:
+    return bool(PREFERENCE.search(text))
+
+
+def note_bullet(text: str) -> str:
+    return f"- {text.strip()} {NOTE_TAG}"
+
+
+def group_score(note_text: str, group_text: str, project: str) -> int:
+    """How many of the note's words the group's text has; its project's name counts
+    double."""
+    wanted = words(note_text)
+    have = words(group_text)
+    score = sum(1 for w in wanted if _word_in(w, have, group_text.casefold()))
+    names = words(project)
+    if names and any(_same(w, n) for w in wanted for n in names):
+        score += 1
+    return score
+
+
+class Folding:
+    """The lines added and removed for each note. Notes apply in their order: the forget
+    notes first take their lines out of what memory holds; then each remember note is added,
+    unless a later forget note matches it (withdrawn) or memory already says it."""
+
+    def __init__(self, notes: list[Note]) -> None:
+        self.notes = list(notes)
+        self._added: dict[int, list[tuple[str, str]]] = {i: [] for i in range(len(notes))}
+        self._removed: dict[int, list[tuple[str, str]]] = {i: [] for i in range(len(notes))}
+        self._reason: dict[int, str] = {}
+
+    def of(self, kind: str) -> list[tuple[int, Note]]:
+        return [(i, n) for i, n in enumerate(self.notes) if n.kind == kind]
+
+    def withdrawn(self, i: int) -> bool:
+        """A later forget note matches remember note `i`: it is not added at all."""
+        later = [n for j, n in self.of("forget") if j > i]
+        if any(forget_matches(n.text, note_bullet(self.notes[i].text)) for n in later):
+            self._reason[i] = "withdrawn by a later forget note"
+            return True
+        return False
+
+    def added(self, i: int, path: str, line: str) -> None:
+        self._added[i].append((path, line.rstrip("\n")))
+
+    def removed(self, i: int, path: str, line: str) -> None:
+        self._removed[i].append((path, line.rstrip("\n")))
+
+    def forget_in(self, path: str, lines: list[str]) -> list[str]:
+        """`lines` without the bullets a forget note matches, each removal recorded."""
+        forgets = self.of("forget")
+        out = []
+        for line in lines:
+            hit = next((i for i, n in forgets if forget_matches(n.text, line)), None)
+            if hit is None:
+                out.append(line)
+            else:
+                self.removed(hit, path, line)
+        return out
+
+    def effects(self) -> tuple[NoteEffect, ...]:
+        return tuple(NoteEffect(n, tuple(self._added[i]), tuple(self._removed[i]),
+                                self._reason.get(i, ""))
+                     for i, n in enumerate(self.notes))

@@ -1,0 +1,272 @@
+"""The offline consolidation's memory_summary.md (docs/codex-format.md "MEMORY.md and
+memory_summary.md", "Memory versions"): merged, not regenerated. The v1 merge is here, with
+what both versions share (the file as sections, notes folded in); v2's index is in
+offline_summary_v2.py.
+
+Both versions keep every line a person or another tool wrote: the lines between `v1` and
+the first section, the lines of `## User Profile`, `## User preferences` and `## General
+Tips`, and any other `## ` section, in its place. Ad-hoc notes are folded into those three
+sections (backends/offline_notes.py). Only `## What's in Memory` is the merge's own, and even
+there a line it did not write stays:
+
+- v1 indexes MEMORY.md: an entry (`- <topic>: keyword, …` and its indented lines) stays as
+  written; a task with no entry gets one under `### <cwd>` / `#### <day it was updated>`;
+  the entries of a task that was forgotten go. An entry is a task's when it names the
+  task's rollout summary or thread, starts with its title, or at least half of its keywords
+  are the task's.
+- v2 indexes the rollout summaries, rebuilt each time to fit Codex's size limit; lines it
+  did not write are put back under their project (`### Older Memory Topics` when the
+  project's sessions are listed there now).
+
+In both, a `### <scope>` or `#### <day>` header stays only while something is under it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from .offline_memory_md import parse_memory
+from .offline_notes import Folding, already_remembered, is_bullet, is_preference, note_bullet
+
+FILE = "memory_summary.md"
+SUMMARY_SECTIONS = ("## User Profile", "## User preferences", "## General Tips")
+INDEX = "## What's in Memory"
+HEADINGS = (*SUMMARY_SECTIONS, INDEX)  # the four of Codex's layout, in both versions
+OLDER = "### Older Memory Topics"
+NONE_YET = "- none yet"
+
+
+# -- the file as sections ------------------------------------------------------------------
+@dataclass
+class Summary:
+    pre: list[str]  # between `v1` and the first `## ` heading
+    order: list[str]  # section keys in file order (a known heading, or an other one as written)
+    body: dict[str, list[str]] = field(default_factory=dict)
+
+    def kept(self, heading: str) -> list[str]:
+        return [x for x in self.body.get(heading, []) if x.strip()]
+
+
+def parse_summary(text: str) -> Summary:
+    lines = text.splitlines()
+    if lines and lines[0].strip() == "v1":
+        lines = lines[1:]
+    doc = Summary([], [])
+    current: str | None = None
+    for line in lines:
+        if line.startswith("## "):
+            key = line.strip() if line.strip() in HEADINGS else line.rstrip()
+            if key in doc.body and key not in HEADINGS:
+                key = f"{key}\0{len(doc.order)}"  # another section of the same name
+            if key not in doc.body:
+                doc.order.append(key)
+                doc.body[key] = []
+            current = key
+        elif current is None:
+            doc.pre.append(line)
+        else:
+            doc.body[current].append(line)
+    return doc
+
+
+def _trim(lines: list[str]) -> list[str]:
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return lines[start:end]
+
+
+def _keys(order: list[str]) -> list[str]:
+    """The file's sections, with any of the four known ones it lacks put in their place."""
+    keys = list(order)
+    for c, h in enumerate(HEADINGS):
+        if h in keys:
+            continue
+        before = [keys.index(k) for k in HEADINGS[:c] if k in keys]
+        after = [keys.index(k) for k in HEADINGS[c + 1:] if k in keys]
+        keys.insert(max(before) + 1 if before else min(after) if after else len(keys), h)
+    return keys
+
+
+def render_summary(doc: Summary, filled: dict[str, list[str]]) -> str:
+    out = ["v1", ""]
+    pre = _trim(doc.pre)
+    if pre:
+        out += [*pre, ""]
+    for key in _keys(doc.order):
+        lines = filled[key] if key in filled else _trim(doc.body.get(key, []))
+        out += [key.split("\0")[0], *lines, ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def placeholder(lines: list[str]) -> list[str]:
+    real = [x for x in lines if x.strip() and x.strip().lower() != NONE_YET]
+    return real or [NONE_YET]
+
+
+def fold_notes(sections: dict[str, list[str]], folding: Folding | None) -> None:
+    """Forget notes out of the three sections' bullets, then remember notes in: a preference
+    under `## User preferences`, anything else under `## General Tips`."""
+    if folding is None or not folding.notes:
+        return
+    for h in SUMMARY_SECTIONS:
+        sections[h] = folding.forget_in(FILE, sections[h])
+    for i, note in folding.of("remember"):
+        if folding.withdrawn(i):
+            continue
+        held = [x for h in SUMMARY_SECTIONS for x in sections[h] if is_bullet(x)]
+        if already_remembered(note.text, held):
+            continue
+        line = note_bullet(note.text)
+        target = SUMMARY_SECTIONS[1] if is_preference(note.text) else SUMMARY_SECTIONS[2]
+        sections[target] = [x for x in sections[target]
+                            if x.strip().lower() != NONE_YET] + [line]
+        folding.added(i, FILE, line)
+
+
+# -- v1: the index of MEMORY.md ---------------------------------------------------------------
+@dataclass
+class _Block:
+    head: str | None  # `### <scope>`; None: the lines before the first one
+    lines: list[str] = field(default_factory=list)  # before its first `#### <day>`
+    days: list[tuple[str, list[str]]] = field(default_factory=list)
+
+
+def _parse_index(lines: list[str]) -> list[_Block]:
+    blocks = [_Block(None)]
+    for line in lines:
+        if not line.strip():
+            continue
+        if line.startswith("#### ") and blocks[-1].head is not None:
+            blocks[-1].days.append((line.rstrip(), []))
+        elif line.startswith("### "):
+            blocks.append(_Block(line.rstrip()))
+        elif blocks[-1].days:
+            blocks[-1].days[-1][1].append(line)
+        else:
+            blocks[-1].lines.append(line)
+    return blocks
+
+
+def _entries(lines: list[str]) -> list[list[str]]:
+    """A `- ` line with the indented lines under it; any other line on its own."""
+    out: list[list[str]] = []
+    for line in lines:
+        if out and out[-1][0].startswith("- ") and line[:1].isspace():
+            out[-1].append(line)
+        else:
+            out.append([line])
+    return out
+
+
+@dataclass(frozen=True)
+class _Topic:
+    """What an index entry is matched on: a task of MEMORY.md."""
+
+    title: str
+    keywords: tuple[str, ...]
+    marks: frozenset[str]  # its rollout summary stems and thread ids
+    scope: str
+    day: str | None
+
+    def matches(self, entry: list[str]) -> bool:
+        """The entry names one of its files or threads, starts with its title, or at least
+        half of its keywords (after the first `:`, split at `,`/`;`) are the task's."""
+        first, text = entry[0], "\n".join(entry)
+        if not first.startswith("- "):
+            return False
+        if any(m in text for m in self.marks):
+            return True
+        body = first[2:].strip().casefold()
+        title = self.title.casefold()
+        if body == title or body.startswith(title + ":"):
+            return True
+        items = [k.strip() for k in re.split(r"[,;]", body.split(":", 1)[1])
+                 if k.strip()] if ":" in body else []
+        mine = {k.casefold() for k in self.keywords}
+        return bool(items) and 2 * sum(k in mine for k in items) >= len(items)
+
+
+def _topics(memory_md: str) -> list[_Topic]:
+    _, groups = parse_memory(memory_md)
+    return [_Topic(t.title, tuple(t.keywords),
+                   frozenset(m for m in t.stems | t.threads if len(m) >= 8),
+                   g.cwd or g.title, t.day) for g in groups for t in g.tasks]
+
+
+def _index_v1(lines: list[str], memory_md: str, previous_memory: str | None,
+              day: str) -> list[str]:
+    blocks = _parse_index(lines)
+    kept = _topics(memory_md)
+    kept_marks = {m for tp in kept for m in tp.marks}
+    gone = [tp for tp in _topics(previous_memory or "")
+            if tp.marks and not (tp.marks & kept_marks)]
+
+    def keep(entry: list[str]) -> bool:
+        return not (any(tp.matches(entry) for tp in gone)
+                    and not any(tp.matches(entry) for tp in kept))
+
+    def filtered(xs: list[str]) -> list[str]:
+        return [x for e in _entries(xs) if keep(e) for x in e]
+
+    for b in blocks:
+        b.lines = filtered(b.lines)
+        b.days = [(h, filtered(xs)) for h, xs in b.days]
+    every = [e for b in blocks for xs in [b.lines, *(xs for _, xs in b.days)]
+             for e in _entries(xs)]
+    for tp in kept:
+        if not any(tp.matches(e) for e in every):
+            entry = f"- {tp.title}: {', '.join(tp.keywords)}"
+            _place(blocks, f"### {tp.scope}", f"#### {tp.day or day}", entry)
+    return _render_index_v1(blocks)
+
+
+def _place(blocks: list[_Block], scope: str, day: str, entry: str) -> None:
+    block = next((b for b in blocks if b.head == scope), None)
+    if block is None:
+        block = _Block(scope)
+        older = next((i for i, b in enumerate(blocks) if b.head == OLDER), len(blocks))
+        blocks.insert(older, block)
+    for head, xs in block.days:
+        if head == day:
+            xs[:] = [x for x in xs if x.strip().lower() != NONE_YET] + [entry]
+            return
+    at = next((k for k, (head, _) in enumerate(block.days) if head < day), len(block.days))
+    block.days.insert(at, (day, [entry]))  # newest day first
+
+
+def _render_index_v1(blocks: list[_Block]) -> list[str]:
+    out: list[str] = []
+    older: list[str] = []
+    for b in blocks:
+        days = [(h, xs) for h, xs in b.days if any(x.strip() for x in xs)]
+        if b.head == OLDER:
+            older = [x for x in b.lines + [x for _, xs in days for x in xs]
+                     if x.strip().lower() != NONE_YET]
+            continue
+        if b.head is None:
+            out += b.lines
+            continue
+        if not (days or b.lines):
+            continue  # a scope left with nothing under it
+        out += [b.head, *b.lines]
+        for h, xs in days:
+            out += [h, *xs]
+    return [*out, "", OLDER, *(older or [NONE_YET])]
+
+
+def merge_summary(text: str, memory_md: str, now: float, previous_memory: str | None = None,
+                  notes: Folding | None = None) -> str:
+    """The v1 memory_summary.md beside `memory_md` (the merged MEMORY.md; `previous_memory`
+    the one before the merge, to tell which tasks were forgotten)."""
+    doc = parse_summary(text)
+    sections = {h: doc.kept(h) for h in SUMMARY_SECTIONS}
+    fold_notes(sections, notes)
+    day = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
+    filled = {h: placeholder(sections[h]) for h in SUMMARY_SECTIONS}
+    filled[INDEX] = _index_v1(doc.body.get(INDEX, []), memory_md, previous_memory, day)
+    return render_summary(doc, filled)
