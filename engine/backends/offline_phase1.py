@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ..codex.fragments import is_context_fragment
+from ..codex.tool_output import decode_tool_output
 from ..phase1.backend import Phase1Output
 
 if TYPE_CHECKING:
@@ -38,8 +39,6 @@ _DURABLE = [
 ]
 _NOT_DURABLE = re.compile(r"\b(don't|do not|never) (remember|store|save|memori[sz]e)\b", re.I)
 _COMMAND = re.compile(r"`([^`\n]{2,120})`")
-_FAILED = re.compile(r"(exited with code [1-9]\d*|exit code [1-9]|\bFAILED\b|\bError\b|"
-                     r"Traceback|error:)", re.I)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 
 
@@ -90,10 +89,31 @@ def _output_text(item: dict[str, Any]) -> str:
     return ""
 
 
-def _failures_and_fixes(items: list[dict[str, Any]]) -> list[str]:
-    """A command that failed, then the same command succeeding: what changed in between."""
+_SEARCH_TOOLS = {"rg", "grep", "egrep", "fgrep", "ag", "ack", "git grep", "Select-String"}
+_ERROR_LINE = re.compile(r"(error|failed|failure|traceback|exception|assert|denied|not found)",
+                         re.I)
+
+
+def _no_match(cmd: str, exit_code: int, text: str) -> bool:
+    """A search tool exiting 1 with nothing printed found nothing: not a failure."""
+    words = cmd.replace("|", " ").split()
+    head = " ".join(words[:2]) if words[:1] == ["git"] else (words[0] if words else "")
+    return exit_code == 1 and not text.strip() and (
+        head in _SEARCH_TOOLS or PurePosixPath(head).name in _SEARCH_TOOLS)
+
+
+def _error_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return next((ln for ln in lines if _ERROR_LINE.search(ln)), lines[-1] if lines else "")[:160]
+
+
+def _runs(items: list[dict[str, Any]]) -> tuple[list[tuple[str, bool, str, int]],
+                                                 list[tuple[int, str]]]:
+    """Each command with whether it failed (by its exit code, never by its text) and the
+    files patched, in session order. No exit code (an output memdeck cannot decode): not a
+    failure."""
     calls: dict[str, str] = {}
-    runs: list[tuple[str, bool, str, int]] = []  # (command, failed, first error line, index)
+    runs: list[tuple[str, bool, str, int]] = []  # (command, failed, error line, index)
     patched: list[tuple[int, str]] = []
     for i, it in enumerate(items):
         t = it.get("type")
@@ -102,17 +122,28 @@ def _failures_and_fixes(items: list[dict[str, Any]]) -> list[str]:
             if cmd and it.get("call_id"):
                 calls[it["call_id"]] = cmd
         elif t == "function_call_output" and it.get("call_id") in calls:
-            text = _output_text(it)
-            m = _FAILED.search(text)
-            line = next((ln for ln in text.splitlines() if _FAILED.search(ln)), "") if m else ""
-            runs.append((calls[it["call_id"]], bool(m), line.strip()[:160], i))
+            cmd = calls[it["call_id"]]
+            out = decode_tool_output(_output_text(it))
+            code = out.exit_code
+            failed = code is not None and code != 0 and not _no_match(cmd, code, out.text)
+            runs.append((cmd, failed, _error_line(out.text) if failed else "", i))
         elif t == "custom_tool_call" and it.get("name") == "apply_patch":
             for f in _PATCH_FILE.findall(it.get("input") or ""):
                 patched.append((i, f.strip()))
-    out = []
+    return runs, patched
+
+
+def _failures_and_fixes(items: list[dict[str, Any]]) -> tuple[list[str], bool]:
+    """A command that failed and what fixed it (the files changed before the same command
+    passed); a failure never fixed, once. Second: whether the session ended with a command
+    still failing (its last run failed)."""
+    runs, patched = _runs(items)
+    out: list[str] = []
+    seen: set[str] = set()
     for cmd, failed, err, i in runs:
-        if not failed:
+        if not failed or cmd in seen:
             continue
+        seen.add(cmd)
         later_ok = next((j for c, f, _, j in runs if c == cmd and not f and j > i), None)
         if later_ok is None:
             out.append(f"`{cmd}` failed: {err}" if err else f"`{cmd}` failed")
@@ -120,7 +151,10 @@ def _failures_and_fixes(items: list[dict[str, Any]]) -> list[str]:
         files = sorted({f for k, f in patched if i < k < later_ok})
         fix = f"; fixed by changing {', '.join(files)}" if files else "; passed on a later run"
         out.append(f"`{cmd}` failed ({err}){fix}" if err else f"`{cmd}` failed{fix}")
-    return out
+    last: dict[str, bool] = {}
+    for cmd, failed, _, _ in runs:
+        last[cmd] = failed
+    return out, any(last.values())
 
 
 def _slug(text: str) -> str:
@@ -145,14 +179,13 @@ def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None) ->
             for cmd in _COMMAND.findall(sentence):
                 if cmd not in commands and any(sentence in v for v in facts.values()):
                     commands.append(cmd)
-    fixes = _failures_and_fixes(items)
+    fixes, unresolved = _failures_and_fixes(items)
     if not any(facts.values()) and not fixes:
         return OfflineResult("", "", None)
 
     project = PurePosixPath(cwd).name if cwd else "unknown"
     request = (_sentences(user[0])[0] if user else "session").rstrip(".!?; ")
-    outcome = "partial" if any("failed" in f and "fixed" not in f and "passed" not in f
-                               for f in fixes) else "success"
+    outcome = "partial" if unresolved else "success"
     keywords = sorted({*commands, project, *(w for w in re.findall(
         r"\b[A-Z][\w.+-]*\s+\d+(?:\.\d+)+\b", " ".join(facts["version"])))})[:12]
     prefs = facts["convention"] + facts["prohibition"]

@@ -91,9 +91,11 @@ SESSIONS: list[DemoSession] = [
         ("user", "Upgrade Django to 5.1. We pin exact versions in requirements/base.txt and "
                  "run `pytest -x -q` before committing. Never run migrations against prod."),
         ("call", "exec_command", {"cmd": "pytest -x -q", "workdir": SHOP},
+         "Process exited with code 1\n"
          "FAILED tests/test_admin.py::test_changelist - TypeError: unexpected keyword 'formfield'"),
         ("commentary", "Django 5.1 removed the formfield kwarg here; updating the admin."),
-        ("call", "exec_command", {"cmd": "pytest -x -q", "workdir": SHOP}, "318 passed in 52.0s"),
+        ("call", "exec_command", {"cmd": "pytest -x -q", "workdir": SHOP},
+         "Process exited with code 0\n318 passed in 52.0s"),
         ("assistant", "Django 5.1 is in; tests pass."),
     ], corrupt_line_after=2, branch="django-5.1"),
     DemoSession("terraform-fmt", INFRA, 20, [
