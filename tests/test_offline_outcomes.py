@@ -89,3 +89,41 @@ def test_an_output_without_an_exit_code_is_not_a_failure() -> None:
                    {"type": "function_call_output", "call_id": "1",
                     "output": "error: something printed, but no exit code is known"}])
     assert "failed" not in text
+
+
+# -- the user's own words (issue 9, requirement 2: the wrappers) ---------------------------
+
+IDE_WRAPPED = (
+    "# Context from my IDE setup:\n\n## Active file: src/billing/invoice.ts\n\n"
+    "## Open tabs:\n- invoice.ts: src/billing/invoice.ts\n- package.json: package.json\n\n"
+    "## My request for Codex:\nAdd a due date to invoices. We always format dates with "
+    "date-fns, never moment.\n")
+DESKTOP_FILES = (
+    "# Files mentioned by the user:\n\n## spec.md: C:\\Users\\lan\\proj\\spec.md\n\n"
+    "## My request for Codex:\nImplement the export described in spec.md.\n")
+SHELL_RECORD = ("<user_shell_command>\n<command>\ngit status\n</command>\n<result>\n"
+                "Exit code: 0\nOn branch main\n</result>\n</user_shell_command>")
+
+
+def user(*texts: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": t} for t in texts]}
+
+
+def test_the_ide_wrapper_gives_only_the_request() -> None:
+    r = extract([user(IDE_WRAPPED)], "/home/dev/billing", None)
+    text = r.raw_memory + r.rollout_summary
+    assert "description: Add a due date to invoices" in text
+    assert r.rollout_slug == "add_a_due_date_to_invoices"
+    assert "We always format dates with date-fns, never moment" in text
+    for harness in ("Context from my IDE setup", "Open tabs", "Active file", "context_from"):
+        assert harness not in text, harness
+
+
+def test_desktop_file_mentions_and_shell_records_are_not_the_users_words() -> None:
+    r = extract([user(SHELL_RECORD), user(DESKTOP_FILES + "We must keep the CSV columns "
+                                          "in the order of the spec.")], "C:\\proj", None)
+    text = r.raw_memory + r.rollout_summary
+    assert "description: Implement the export described in spec.md" in text
+    assert "Files mentioned" not in text and "user_shell_command" not in text
+    assert "git status" not in text

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from ..codex.fragments import is_context_fragment
+from ..codex.fragments import is_context_fragment, user_request
 from ..codex.tool_output import decode_tool_output
 from ..phase1.backend import Phase1Output
 
@@ -55,8 +55,9 @@ def _user_texts(items: list[dict[str, Any]]) -> list[str]:
         if it.get("type") == "message" and it.get("role") == "user":
             for c in it.get("content") or ():
                 text = c.get("text") if isinstance(c, dict) else None
-                if isinstance(text, str) and text.strip() and not is_context_fragment(text):
-                    out.append(text.strip())
+                words = user_request(text) if isinstance(text, str) else ""
+                if words and not is_context_fragment(words):
+                    out.append(words)
     return out
 
 

@@ -131,6 +131,32 @@ def is_context_fragment(text: str) -> bool:
     )
 
 
+_REQUEST_MARKER = "## My request for Codex:"
+_WRAPPER_HEADS = ("# context from my ide setup:", "# files mentioned by the user:")
+_RECORD_TAGS = ("user_shell_command", "turn_aborted", "skill", "user_instructions",
+                "environment_context", "subagent_notification")
+
+
+def user_request(text: str) -> str:
+    """The user's own words in one user text: '' for a harness record (`<user_shell_command>`,
+    `<turn_aborted>`, `<skill>`, AGENTS.md instructions, …); under the VS Code extension's and
+    the Desktop app's wrappers (`# Context from my IDE setup:` / `# Files mentioned by the
+    user:` … `## My request for Codex:`), only the request; any other text as it is."""
+    stripped = text.strip()
+    low = stripped.lower()
+    if low.startswith("# agents.md instructions"):
+        return ""
+    for tag in _RECORD_TAGS:
+        if low.startswith(f"<{tag}") and low.endswith(f"</{tag}>"):
+            return ""
+    at = stripped.find(_REQUEST_MARKER)
+    if at >= 0:
+        return stripped[at + len(_REQUEST_MARKER):].strip()
+    if low.startswith(_WRAPPER_HEADS):
+        return ""  # a wrapper with no request in it: context only
+    return stripped
+
+
 _IMAGE_TAG = re.compile(r"</?image(?:\s[^<>]*)?>")
 
 
