@@ -251,3 +251,44 @@ def test_v2_notes_outside_lines_and_forgetting(home) -> None:
     assert f"{scope}\n- the widget repo moved to gitlab\n" in text
     assert "- Always sign commits [ad-hoc note]" in text  # a note is not a session's
     assert debris(root, "v2") == []
+
+
+# -- bad input: a note file or the attribution file that is not what memdeck wrote ---------
+
+
+def test_a_note_with_invalid_utf8_nul_bytes_and_a_huge_line_is_folded_and_kept(
+        demo: Engine) -> None:
+    """A note another tool wrote badly is read with replacement characters, folded, and left
+    byte for byte on disk (notes are never deleted)."""
+    root = demo.home.memory_root
+    demo.accept(demo.consolidate("offline").id)
+    notes = root / "extensions" / "ad_hoc" / "notes"
+    bad = (b"Remember: the release branch is \xff\xfe release/2026\x00 never main\n"
+           + b"x" * 2_000_000 + b"\n")
+    path = notes / "2026-11-20T11-00-00-bad-bytes.md"
+    path.write_bytes(bad)
+    p = demo.consolidate("offline")
+    assert p is not None
+    texts = [e.note.text for e in demo.proposal_notes(p.id)]
+    assert any("release branch" in t for t in texts), texts
+    assert path.read_bytes() == bad
+    memory = (workspace(demo, p.id) / "MEMORY.md").read_text(encoding="utf-8")
+    assert "the release branch is release/2026 never main" in memory
+    assert "\x00" not in memory and "\ufffd" not in memory
+    longest = max(len(line) for line in memory.splitlines())
+    assert longest < 700, longest  # the pasted megabyte is cut, not folded into one bullet
+
+
+@pytest.mark.parametrize("damage", [b"", b"[{\"note\": ", b"{\"not\": \"a list\"}", b"\xff\xfe",
+                                    b"[1, 2, 3]"])
+def test_a_damaged_attribution_file_costs_the_labels_not_the_review(demo: Engine,
+                                                                   damage: bytes) -> None:
+    p = demo.consolidate("offline")
+    effects = demo.home.proposals_dir / p.id / "notes.json"
+    assert effects.is_file() and demo.proposal_notes(p.id)
+    effects.write_bytes(damage)
+    assert demo.proposal_notes(p.id) == []
+    hunks = demo.proposal_hunks(p.id)
+    assert hunks and all(not h.notes for h in hunks)
+    accepted = demo.accept(p.id)
+    assert accepted.status == "accepted"

@@ -113,8 +113,22 @@ def parse_note(path: str, text: str) -> list[Note]:
             requests[-1][1] = f"{requests[-1][1]} {line}".strip()
         else:
             requests.append(["remember", line])
-    return [Note(path, kind, " ".join(body.split())) for kind, body in requests
-            if body.strip()]
+    return [Note(path, kind, _one_line(body)) for kind, body in requests if body.strip()]
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd]")
+MAX_REQUEST = 500  # characters of one request folded into memory; a longer one is cut
+
+
+def _one_line(body: str) -> str:
+    """A request as one memory line: control characters and undecodable bytes dropped, runs
+    of spaces folded, cut at a word after MAX_REQUEST characters (a note pasted full of log
+    output must not become a megabyte bullet in MEMORY.md)."""
+    text = " ".join(_CONTROL.sub(" ", body).split())
+    if len(text) <= MAX_REQUEST:
+        return text
+    cut = text[:MAX_REQUEST].rsplit(" ", 1)[0]
+    return (cut if len(cut) > MAX_REQUEST // 2 else text[:MAX_REQUEST]) + " …"
 
 
 def diff_changes(workspace: Path) -> list[tuple[str, str]]:
