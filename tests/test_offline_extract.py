@@ -35,7 +35,10 @@ def test_assistant_speculation_and_fragments_are_not_memory(fixture_path) -> Non
 def test_tool_evidence_of_a_failure_is_kept(fixture_path) -> None:
     r = _extract(fixture_path, "cli-preferences.jsonl")
     assert "`make check-quick` failed" in r.raw_memory
-    assert "task_outcome: partial" in r.raw_memory  # no tool run shows it passing later
+    # shop/money.py was patched after the failure, but no tool run shows it passing later:
+    # neither fixed nor left as it was (was `partial` before issue 9)
+    assert "shop/money.py changed afterwards, not re-run" in r.raw_memory
+    assert "task_outcome: uncertain" in r.raw_memory
 
 
 def test_nothing_durable_gives_no_output(fixture_path, tmp_path) -> None:

@@ -4,9 +4,8 @@
 (b) the gold is consistent: one entry per file, every shape of issue 9's list covered, every
     item well formed and drawn from its session (a `text` item occurs in the rollout), every
     output-format shape a session claims present in its tool outputs;
-The targets themselves (recall >= 0.8 per shape, nothing forbidden kept) are printed by
-`python bench/quality.py`; they become a test here when the offline backend meets them
-(issue 9).
+(c) the offline memory meets the targets on the corpus: recall >= 0.8 per shape and no
+    forbidden item kept, for memory v1 and v2.
 """
 
 from __future__ import annotations
@@ -216,3 +215,23 @@ def test_each_output_format_has_sessions_of_the_right_versions() -> None:
             assert version >= (0, 128), path.name
         if "item_completed" in found:
             assert version >= (0, 169), path.name
+
+
+# -- (c) the targets -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_offline_memory_meets_the_quality_targets(version: str) -> None:
+    kept = quality.run_corpus(version)
+    assert not kept.problems, kept.problems
+    scores = quality.score(GOLD, kept)
+    rows = quality.by_shape(scores)
+    report = [f"{r.shape}: recall {r.found}/{r.total} = {r.recall:.2f}, forbidden {r.forbidden}"
+              for r in [*rows, quality.total(rows)]]
+    details = []
+    for sc in scores:
+        details += [f"{sc.file}: missed {i['fact']}" for i in sc.missed]
+        details += [f"{sc.file}: FORBIDDEN {i['why']} (in {', '.join(p)})"
+                    for i, p in sc.forbidden]
+    low = [r.shape for r in rows if r.recall < quality.RECALL_TARGET]
+    forbidden = quality.total(rows).forbidden
+    assert not low and forbidden == 0, "\n".join(report + [""] + details)

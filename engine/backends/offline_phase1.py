@@ -2,44 +2,71 @@
 
 It keeps what would change future behaviour and has direct evidence: the user's own
 statements of conventions, commands, tools and versions, names of systems, prohibitions;
-and from the tools, a command that failed and what fixed it. The assistant's words are
-never a source (they are speculation until a tool confirms them). A session with none of
-this gives no output, exactly as the model is asked to do.
+and from the tools, a command that failed and what fixed it, read from exit codes
+(`offline_failures.py`), or the failure once as an open problem when nothing fixed it. The
+assistant's words are never a source (they are speculation until a tool confirms them). A
+session with none of this gives no output, exactly as the model is asked to do.
+
+"The user's own" means what the user typed (`codex/user_words.py`): never Codex's injected
+fragments, the IDE or Desktop wrappers or a prompt template; material the user pasted (logs,
+tracebacks, tables, data) is told as evidence, never a preference, a fact or a command. The
+title is the request in the user's script, the slug follows Codex's file-name rule
+(`offline_names.py`), and nothing kept holds personal data (`personal_data.py`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
-from ..codex.fragments import is_context_fragment, user_request
-from ..codex.tool_output import decode_tool_output
+from ..codex.command_outcomes import session_commands
+from ..codex.user_words import UserWords, looks_like_command, session_words
+from ..personal_data import scrub_personal
 from ..phase1.backend import Phase1Output
+from .offline_failures import (
+    OPEN,
+    UNVERIFIED,
+    changed_files,
+    checks,
+    failure_stories,
+    is_probe,
+    remembered,
+)
+from .offline_names import cut, fallback_title, rollout_slug, sentences, title_of
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from ..index.sessions import Session
     from ..phase1.input_v1 import Phase1Input
 
 BACKEND_NAME = "offline"
 MODEL_NAME = "offline-heuristic-v1"
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# The user's statements, in English and in the languages of issue 9's sessions (Chinese,
+# Japanese, Korean, Vietnamese): scripts without spaces have no word boundaries to match.
 _DURABLE = [
-    ("prohibition", re.compile(r"\b(never|don't|do not|must not|avoid)\b", re.I)),
+    ("prohibition", re.compile(
+        r"\b(never|don't|do not|must not|avoid)\b|不要|不许|不准|禁止|切勿|请勿"
+        r"|(?<![区分类级性特告离识辨个差派鉴])别(?![的人处])"
+        r"|しないで|ないでください|하지 ?마|말아 ?주|금지|절대"
+        r"|\b(đừng|không được|cấm)\b", re.I)),
     ("convention", re.compile(
         r"\b(always|we use|we're using|we are using|we pin|we run|prefer|instead of|"
-        r"goes through|go through|must|should)\b", re.I)),
+        r"goes through|go through|must(?! have)|should(?! have))\b"
+        r"|\b(our|we)\b[^.;]{0,40}\b(looks? like|follows?|are named|are written)\b"
+        r"|一律|统一|总是|始终|必须|务必|以后|都用|只用|必ず|常に|いつも"
+        r"|항상|반드시|로만|\b(luôn|phải|chỉ|giữ nguyên|bắt buộc)\b", re.I)),
     ("system", re.compile(r"\b(is called|are called|is named|lives (in|on|at)|runs on|"
                           r"the \w+ (cluster|server|database|environment|bucket|host) is)\b",
                           re.I)),
     ("version", re.compile(r"\b[A-Z][\w.+-]*\s+v?\d+(\.\d+)+\b")),
 ]
-_NOT_DURABLE = re.compile(r"\b(don't|do not|never) (remember|store|save|memori[sz]e)\b", re.I)
+_NOT_DURABLE = re.compile(r"\b(don't|do not|never) (remember|store|save|memori[sz]e)\b"
+                          r"|不要记|别记|覚えないで|기억하지 ?마|\bđừng (nhớ|lưu)\b", re.I)
 _COMMAND = re.compile(r"`([^`\n]{2,120})`")
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -49,123 +76,64 @@ class OfflineResult:
     rollout_slug: str | None
 
 
-def _user_texts(items: list[dict[str, Any]]) -> list[str]:
-    out = []
-    for it in items:
-        if it.get("type") == "message" and it.get("role") == "user":
-            for c in it.get("content") or ():
-                text = c.get("text") if isinstance(c, dict) else None
-                words = user_request(text) if isinstance(text, str) else ""
-                if words and not is_context_fragment(words):
-                    out.append(words)
-    return out
+def _user_words(items: list[dict[str, Any]]) -> list[UserWords]:
+    """What the user said, message by message: their own prose, with Codex's fragments, the
+    IDE and Desktop wrappers and prompt templates removed and pasted material set apart
+    (`codex/user_words.py`). Only the prose is ever a preference, a fact or a command."""
+    return session_words(items)
+
+
+def _said(words: list[UserWords]) -> tuple[str, list[str], list[str]]:
+    """(the user's request in their words, what they said in later messages, what they
+    pasted: one line each); a message asking not to be remembered is left out."""
+    spoken = [w for w in words if w.text and not _NOT_DURABLE.search(w.text)]
+    later = [cut(w.text, 300) for w in spoken[1:]
+             if len(w.text.split()) >= 3 or len(w.text) >= 8 and not w.text.isascii()]
+    pasted = [p.describe() for w in words if not _NOT_DURABLE.search(w.text) for p in w.pasted]
+    asked = cut(spoken[0].text, 400) if spoken else ""
+    mentioned = list(dict.fromkeys(f for w in spoken for f in w.mentioned))
+    if asked and mentioned:  # the Desktop app's file mentions: what "this file" refers to
+        asked += f" (files the user mentioned: {', '.join(mentioned[:5])})"
+    return asked, later[:3], pasted[:4]
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text) if len(s.strip()) > 3]
+    return sentences(text)  # after `.!?;` and a space, after `。！？；`, at line breaks
 
 
-def _command_of(item: dict[str, Any]) -> str | None:
-    if item.get("type") == "function_call":
-        try:
-            args = json.loads(item.get("arguments") or "{}")
-        except ValueError:
-            return None
-        cmd = args.get("cmd") or args.get("command") if isinstance(args, dict) else None
-        if isinstance(cmd, list):
-            cmd = " ".join(map(str, cmd))
-        return cmd if isinstance(cmd, str) else None
-    if item.get("type") == "local_shell_call":
-        cmd = (item.get("action") or {}).get("command")
-        return " ".join(map(str, cmd)) if isinstance(cmd, list) else None
-    return None
+def _project(cwd: str | None) -> str:
+    """The folder's name, for a Windows path too (`C:\\Users\\me\\repo` → `repo`)."""
+    if not cwd:
+        return "unknown"
+    windows = "\\" in cwd or re.match(r"^[A-Za-z]:", cwd)
+    return (PureWindowsPath(cwd) if windows else PurePosixPath(cwd)).name or cwd
 
 
-def _output_text(item: dict[str, Any]) -> str:
-    out = item.get("output")
-    if isinstance(out, str):
-        return out
-    if isinstance(out, list):
-        return "\n".join(p.get("text", "") for p in out if isinstance(p, dict))
-    return ""
+def _quote_cmd(command: str) -> str:
+    flat = " ".join(command.split())
+    return flat if len(flat) <= 120 else flat[:119] + "…"
 
 
-_SEARCH_TOOLS = {"rg", "grep", "egrep", "fgrep", "ag", "ack", "git grep", "Select-String"}
-_ERROR_LINE = re.compile(r"(error|failed|failure|traceback|exception|assert|denied|not found)",
-                         re.I)
+def _slug(title: str, project: str | None = None, files: Sequence[str] = (),
+          commands: Sequence[str] = ()) -> str | None:
+    """The rollout slug: from the title in a Latin script, else from the project, the
+    request's ASCII terms and the work (`offline_names.rollout_slug`); None, never a
+    placeholder, when nothing names the session."""
+    return rollout_slug(title, project, files, commands)
 
 
-def _no_match(cmd: str, exit_code: int, text: str) -> bool:
-    """A search tool exiting 1 with nothing printed found nothing: not a failure."""
-    words = cmd.replace("|", " ").split()
-    head = " ".join(words[:2]) if words[:1] == ["git"] else (words[0] if words else "")
-    return exit_code == 1 and not text.strip() and (
-        head in _SEARCH_TOOLS or PurePosixPath(head).name in _SEARCH_TOOLS)
+def _kept(raw: str, summary: str, slug: str | None) -> OfflineResult:
+    """What the backend keeps, with no personal data in it (`personal_data.py`)."""
+    return OfflineResult(scrub_personal(raw), scrub_personal(summary),
+                         scrub_personal(slug) if slug else None)
 
 
-def _error_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return next((ln for ln in lines if _ERROR_LINE.search(ln)), lines[-1] if lines else "")[:160]
-
-
-def _runs(items: list[dict[str, Any]]) -> tuple[list[tuple[str, bool, str, int]],
-                                                 list[tuple[int, str]]]:
-    """Each command with whether it failed (by its exit code, never by its text) and the
-    files patched, in session order. No exit code (an output memdeck cannot decode): not a
-    failure."""
-    calls: dict[str, str] = {}
-    runs: list[tuple[str, bool, str, int]] = []  # (command, failed, error line, index)
-    patched: list[tuple[int, str]] = []
-    for i, it in enumerate(items):
-        t = it.get("type")
-        if t in ("function_call", "local_shell_call"):
-            cmd = _command_of(it)
-            if cmd and it.get("call_id"):
-                calls[it["call_id"]] = cmd
-        elif t == "function_call_output" and it.get("call_id") in calls:
-            cmd = calls[it["call_id"]]
-            out = decode_tool_output(_output_text(it))
-            code = out.exit_code
-            failed = code is not None and code != 0 and not _no_match(cmd, code, out.text)
-            runs.append((cmd, failed, _error_line(out.text) if failed else "", i))
-        elif t == "custom_tool_call" and it.get("name") == "apply_patch":
-            for f in _PATCH_FILE.findall(it.get("input") or ""):
-                patched.append((i, f.strip()))
-    return runs, patched
-
-
-def _failures_and_fixes(items: list[dict[str, Any]]) -> tuple[list[str], bool]:
-    """A command that failed and what fixed it (the files changed before the same command
-    passed); a failure never fixed, once. Second: whether the session ended with a command
-    still failing (its last run failed)."""
-    runs, patched = _runs(items)
-    out: list[str] = []
-    seen: set[str] = set()
-    for cmd, failed, err, i in runs:
-        if not failed or cmd in seen:
-            continue
-        seen.add(cmd)
-        later_ok = next((j for c, f, _, j in runs if c == cmd and not f and j > i), None)
-        if later_ok is None:
-            out.append(f"`{cmd}` failed: {err}" if err else f"`{cmd}` failed")
-            continue
-        files = sorted({f for k, f in patched if i < k < later_ok})
-        fix = f"; fixed by changing {', '.join(files)}" if files else "; passed on a later run"
-        out.append(f"`{cmd}` failed ({err}){fix}" if err else f"`{cmd}` failed{fix}")
-    last: dict[str, bool] = {}
-    for cmd, failed, _, _ in runs:
-        last[cmd] = failed
-    return out, any(last.values())
-
-
-def _slug(text: str) -> str:
-    words = re.findall(r"[a-z0-9]+", text.lower())[:6]
-    return "_".join(words)[:80] or "session"
-
-
-def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None) -> OfflineResult:
-    """Phase 1 without a model. Empty fields mean: nothing durable in this session."""
-    user = _user_texts(items)
+def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
+            exit_codes: Mapping[str, int] | None = None) -> OfflineResult:
+    """Phase 1 without a model. Empty fields mean: nothing durable in this session.
+    `exit_codes`: call_id → exit code from the session's events (`Phase1Input.exit_codes`)."""
+    words = _user_words(items)
+    user = [w.text for w in words if w.text]
     facts: dict[str, list[str]] = {"prohibition": [], "convention": [], "system": [],
                                    "version": []}
     commands: list[str] = []
@@ -178,38 +146,67 @@ def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None) ->
                     facts[kind].append(sentence)
                     break
             for cmd in _COMMAND.findall(sentence):
-                if cmd not in commands and any(sentence in v for v in facts.values()):
+                if looks_like_command(cmd) and cmd not in commands and any(
+                        sentence in v for v in facts.values()):
                     commands.append(cmd)
-    fixes, unresolved = _failures_and_fixes(items)
-    if not any(facts.values()) and not fixes:
+    session = session_commands(items, exit_codes)
+    stories = failure_stories(session)
+    kept = remembered(stories)
+    changed = changed_files(session)  # what the session did, by its tools' own record
+    if not any(facts.values()) and not kept and not changed:
         return OfflineResult("", "", None)
 
-    project = PurePosixPath(cwd).name if cwd else "unknown"
-    request = (_sentences(user[0])[0] if user else "session").rstrip(".!?; ")
-    outcome = "partial" if unresolved else "success"
+    project = _project(cwd)
+    ran = [r.command for r in session.commands if not is_probe(r.command)]
+    spoken = [w for w in words if not _NOT_DURABLE.search(w.text)]
+    request = title_of(spoken) or fallback_title(project, changed, ran)  # the user's script
+    slug = _slug(title_of(spoken), project, changed, ran)
+    asked, later, pasted = _said(words)
+    statuses = {s.status for s in kept}
+    outcome = ("partial" if OPEN in statuses else "uncertain" if UNVERIFIED in statuses
+               else "success")
     keywords = sorted({*commands, project, *(w for w in re.findall(
         r"\b[A-Z][\w.+-]*\s+\d+(?:\.\d+)+\b", " ".join(facts["version"])))})[:12]
+    keywords += [f for f in changed[:4] if f not in keywords]
     prefs = facts["convention"] + facts["prohibition"]
     knowledge = facts["system"] + facts["version"]
 
-    raw = ["---", f"description: {request[:120]}", f"task: {_slug(request)}",
+    raw = ["---", f"description: {request}", f"task: {slug or project}",
            f"task_group: {project}", f"task_outcome: {outcome}", f"cwd: {cwd or ''}",
-           f"keywords: {', '.join(keywords)}", "---", "", f"### Task 1: {request[:120]}"]
+           f"keywords: {', '.join(keywords)}", "---", "", f"### Task 1: {request}"]
+    raw += [f"- user request: {asked}"] if asked else []
+    raw += [f"- user then said: {t}" for t in later]
+    raw += [f"- evidence the user pasted: {p}" for p in pasted]
     raw += [f"- user preference: {p}" for p in prefs]
     raw += [f"- fact: {k}" for k in knowledge]
     raw += [f"- command: `{c}`" for c in commands]
-    raw += [f"- failure: {f}" for f in fixes]
+    # `- failure:` bullets go to MEMORY.md's "Failures and how to do differently"
+    # (offline_memory_md.py); a failure nothing fixed stays an open problem of this session
+    raw += [f"- failure: {s.text()}" for s in kept if s.status != OPEN]
+    raw += [f"- open problem: {s.text()}" for s in kept if s.status == OPEN]
 
-    summary = [f"# {request[:120]}", "",
+    summary = [f"# {request}", "",
                f"Rollout context: {cwd or 'unknown folder'}"
                + (f", branch {branch}" if branch else "") + ".", "",
-               f"## Task 1: {request[:100]}, {outcome}", f"- Outcome: {outcome}"]
+               f"## Task 1: {cut(request, 100)}, {outcome}", f"- Outcome: {outcome}"]
+    summary += [f"- User request (their words): {asked}"] if asked else []
+    summary += [f"- The user then said: {t}" for t in later]
+    summary += [f"- Evidence the user pasted (not their words): {p}" for p in pasted]
     summary += [f"- Preference signals: \"{p}\" -> follow this by default" for p in prefs]
     summary += [f"- Reusable knowledge: {k}" for k in knowledge]
     summary += [f"- Key steps: ran `{c}`" for c in commands]
-    summary += [f"- Failures and how to do differently: {f}" for f in fixes]
+    if changed:
+        summary.append("- Key steps: changed " + ", ".join(f"`{f}`" for f in changed[:8])
+                       + (f" and {len(changed) - 8} more files" if len(changed) > 8 else ""))
+    summary += [f"- Key steps: `{_quote_cmd(r.command)}` passed (exit code 0)"
+                for r in checks(session)]
+    summary += [f"- Failures and how to do differently: {s.text()}" for s in kept
+                if s.status != OPEN]
+    summary += [f"- Open problem (not resolved in the session): {s.text()}" for s in kept
+                if s.status == OPEN]
+    summary += [f"- References: {s.text()} (a look-up)" for s in stories if s.probe]
     summary += ["- Source: offline heuristic extraction (no model)"]
-    return OfflineResult("\n".join(raw) + "\n", "\n".join(summary) + "\n", _slug(request))
+    return _kept("\n".join(raw) + "\n", "\n".join(summary) + "\n", slug)
 
 
 class OfflinePhase1:
@@ -222,7 +219,8 @@ class OfflinePhase1:
         if inp.version == "v2":  # V2: a summary only (offline_v2.py)
             from .offline_phase1_v2 import extract_v2
 
-            summary, slug = extract_v2(inp.items, session.cwd, session.git_branch)
+            summary, slug = extract_v2(inp.items, session.cwd, session.git_branch,
+                                       inp.exit_codes)
             return Phase1Output("", summary, slug, MODEL_NAME)
-        r = extract(inp.items, session.cwd, session.git_branch)
+        r = extract(inp.items, session.cwd, session.git_branch, inp.exit_codes)
         return Phase1Output(r.raw_memory, r.rollout_summary, r.rollout_slug, MODEL_NAME)

@@ -5,25 +5,36 @@ V2 keeps no raw memory; its summary is the record later sessions read
 (docs/codex-format.md "Phase 1 output"). This one follows the session in order: one section per
 request of the user, with the user's words quoted, the commands that ran and how they exited,
 the files changed, and the assistant's last answer, quoted as the assistant's and not as fact.
-The folder and branch open the record. A session without a request of substance gives no output.
+How a command ended comes from its exit code (`codex/command_outcomes.py`); a failure is told
+with the fix that followed it, or once as an open question (`offline_failures.py`), the same
+outcomes the V1 extractor uses.
+The user's words are what they typed (`codex/user_words.py`: no injected fragment, wrapper or
+template; pasted material told apart as evidence); the title keeps their script and the slug
+follows Codex's file-name rule (`offline_names.py`); no personal data is kept.
+The folder and branch open the record. A session without a request of substance gives no output,
+nor does a question answered with no tool run and nothing stated by the user for later.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from ..codex.citations import strip_citations
-from ..codex.tool_output import decode_tool_output
+from ..codex.command_outcomes import FAILED, NO_MATCH, CommandRun, session_commands
+from ..codex.pasted import Pasted
+from ..codex.user_words import words_of_message
+from ..personal_data import scrub_personal
 from ..phase1.input_v2 import CONTEXT, FINAL, HUMAN, tier_of
-from .offline_phase1 import _DURABLE, _NOT_DURABLE, _command_of, _output_text, _sentences, _slug
+from .offline_failures import OPEN, UNVERIFIED, FailureStory, failure_stories, is_probe, reason
+from .offline_names import headline, word_count
+from .offline_phase1 import _DURABLE, _NOT_DURABLE, _project, _sentences, _slug
 
 MAX_TASKS = 12
 MAX_COMMANDS = 8
 QUOTE = 400
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 _CWD = re.compile(r"<cwd>([^<]+)</cwd>")
 
 
@@ -31,9 +42,13 @@ _CWD = re.compile(r"<cwd>([^<]+)</cwd>")
 class Task:
     request: str
     said: list[str] = field(default_factory=list)  # the user's later words in this task
-    commands: list[tuple[str, int | None, str]] = field(default_factory=list)
+    commands: list[CommandRun] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     answer: str = ""
+    start: int = 0  # index of its request in the items
+    stories: list[FailureStory] = field(default_factory=list)  # failures first seen here
+    pasted: list[Pasted] = field(default_factory=list)  # evidence the user pasted, not words
+    mentioned: list[str] = field(default_factory=list)  # files the Desktop app listed
 
 
 def _text(item: dict[str, Any]) -> str:
@@ -46,50 +61,60 @@ def _quote(text: str, limit: int = QUOTE) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _first_error(output: str) -> str:
-    for line in output.splitlines():
-        s = line.strip()
-        if s and not s.lower().startswith(("process exited", "chunk id", "wall time",
-                                           "original token count", "output:")):
-            if re.search(r"error|fail|traceback|not found|denied", s, re.I):
-                return _quote(s, 160)
-    return ""
-
-
-def _tasks(items: list[dict[str, Any]]) -> tuple[list[Task], list[str]]:
+def _tasks(items: list[dict[str, Any]],
+           exit_codes: Mapping[str, int] | None) -> tuple[list[Task], list[str]]:
     tasks: list[Task] = []
     folders: list[str] = []
-    calls: dict[str, tuple[Task, str]] = {}
-    for it in items:
+    pasted: list[Pasted] = []
+    for i, it in enumerate(items):
         t = it.get("type")
         tier = tier_of(it)
         if t == "message" and tier == CONTEXT:
             folders += [m.strip() for m in _CWD.findall(_text(it))]
         elif t == "message" and tier == HUMAN:
-            text = _text(it)
+            # the user's own prose (codex/user_words.py): no fragment, wrapper or template
+            said = words_of_message(it)
+            text = said.text if said else ""
+            pasted += said.pasted if said and not _NOT_DURABLE.search(text) else ()
             if _NOT_DURABLE.search(text):
-                tasks.append(Task(""))  # the user asked not to keep this request: a gap
+                tasks.append(Task("", start=i))  # the user asked not to keep this: a gap
             elif tasks and tasks[-1].request and _is_follow_up(text):
                 tasks[-1].said.append(text)
             elif text:
-                tasks.append(Task(text))
+                tasks.append(Task(text, start=i))
+            if pasted and tasks and tasks[-1].request:
+                tasks[-1].pasted += pasted  # a paste belongs to the request it came with
+                pasted = []
+            if said and said.mentioned and tasks and tasks[-1].request:
+                tasks[-1].mentioned += [f for f in said.mentioned if f not in tasks[-1].mentioned]
         elif not tasks:
             continue
         elif t == "message" and tier == FINAL and _text(it):
             tasks[-1].answer = strip_citations(_text(it))[0].strip()
-        elif t in ("function_call", "local_shell_call"):
-            cmd = _command_of(it)
-            if cmd and it.get("call_id"):
-                calls[it["call_id"]] = (tasks[-1], cmd)
-        elif t == "custom_tool_call" and it.get("name") == "apply_patch":
-            for f in _PATCH_FILE.findall(it.get("input") or ""):
-                if f.strip() not in tasks[-1].files:
-                    tasks[-1].files.append(f.strip())
-        elif t == "function_call_output" and it.get("call_id") in calls:
-            task, cmd = calls.pop(it["call_id"])
-            out = decode_tool_output(_output_text(it))  # 0.169 header or the older JSON
-            task.commands.append((cmd, out.exit_code, _first_error(out.text)))
+    session = session_commands(items, exit_codes)
+    for run in session.commands:
+        task = _task_at(tasks, run.index)
+        if task is not None:
+            task.commands.append(run)
+    for patch in session.patches:
+        task = _task_at(tasks, patch.index)
+        if task is not None and patch.applied:
+            task.files += [f for f in patch.files if f not in task.files]
+    for story in failure_stories(session):
+        task = _task_at(tasks, story.index)
+        if task is not None:
+            task.stories.append(story)
     return [t for t in tasks if t.request], folders
+
+
+def _task_at(tasks: list[Task], index: int) -> Task | None:
+    """The task an item at `index` belongs to: the last one asked before it."""
+    found = None
+    for task in tasks:
+        if task.start > index:
+            break
+        found = task
+    return found
 
 
 def _is_follow_up(text: str) -> bool:
@@ -98,31 +123,56 @@ def _is_follow_up(text: str) -> bool:
 
 
 def _outcome(task: Task) -> str:
-    codes = [c for _, c, _ in task.commands if c is not None]
-    if codes and codes[-1] != 0:
-        return f"not finished: the last command exited with code {codes[-1]}"
-    if codes:
-        return "done: the last command succeeded"
+    """From exit codes: a failure of this task never resolved, a change never re-run, or no
+    command left failing; a failed look-up (`cat`, `rg`…) decides nothing."""
+    work = [s for s in task.stories if not s.probe]
+    still = next((s for s in work if s.status == OPEN), None)
+    if still is not None:
+        return (f"not finished: `{_quote(still.command, 120)}` exited with code "
+                f"{still.exit_code} and did not pass later")
+    unverified = next((s for s in work if s.status == UNVERIFIED), None)
+    if unverified is not None:
+        return (f"uncertain: `{_quote(unverified.command, 120)}` failed and was not run "
+                "again after the change")
+    if any(r.exit_code is not None for r in task.commands):
+        return "done: no command was left failing"
     return "unknown: no tool result shows how it ended"
 
 
+def _status(run: CommandRun) -> str:
+    if run.exit_code is None:
+        return "exit code unknown"
+    if run.outcome == NO_MATCH:
+        return f"exited with code {run.exit_code} (no match)"
+    why = reason(run.output) if run.outcome == FAILED else ""
+    return f"exited with code {run.exit_code}" + (f" ({why})" if why else "")
+
+
 def _task_lines(n: int, task: Task) -> list[str]:
-    head = (_sentences(task.request) or [task.request])[0].rstrip(".!?;: ")
-    out = [f"## Task {n}: {_quote(head, 100)}", "", f"- The user asked: \"{_quote(task.request)}\""]
+    out = [f"## Task {n}: {headline(task.request, 100)}", "",
+           f"- The user asked: \"{_quote(task.request)}\""]
     for said in task.said:
         out.append(f"- The user then said: \"{_quote(said)}\"")
+    out += [f"- The user pasted (evidence, not their words): {p.describe()}"
+            for p in task.pasted[:4]]
+    if task.mentioned:
+        out.append("- Files the user mentioned: " + ", ".join(f"`{f}`" for f in task.mentioned))
     durable = [s for text in [task.request, *task.said]
                for s in _sentences(text) if any(p.search(s) for _, p in _DURABLE)]
     if durable:
         out.append("- Stated by the user (their words): "
                    + "; ".join(f"\"{_quote(s, 160)}\"" for s in dict.fromkeys(durable)))
-    for cmd, code, err in task.commands[:MAX_COMMANDS]:
-        status = "exit code unknown" if code is None else f"exited with code {code}"
-        out.append(f"- Ran `{_quote(cmd, 120)}`: {status}" + (f" ({err})" if err else ""))
+    for run in task.commands[:MAX_COMMANDS]:
+        out.append(f"- Ran `{_quote(run.command, 120)}`: {_status(run)}")
     if len(task.commands) > MAX_COMMANDS:
         out.append(f"- … and {len(task.commands) - MAX_COMMANDS} more commands")
     if task.files:
         out.append("- Changed files: " + ", ".join(f"`{f}`" for f in task.files[:20]))
+    for story in task.stories:
+        if not story.probe:
+            label = {OPEN: "Open problem", UNVERIFIED: "Failure, fix not verified"}.get(
+                story.status, "Failure and fix")
+            out.append(f"- {label}: {story.text()}")
     if task.answer:
         out.append(f"- The assistant's last answer (its words, not verified): "
                    f"\"{_quote(task.answer)}\"")
@@ -130,17 +180,21 @@ def _task_lines(n: int, task: Task) -> list[str]:
     return out
 
 
-def extract_v2(items: list[dict[str, Any]], cwd: str | None,
-               branch: str | None) -> tuple[str, str | None]:
-    """(rollout_summary, rollout_slug); ("", None) when there is nothing worth keeping."""
-    tasks, folders = _tasks(items)
-    words = sum(len(t.request.split()) + sum(len(s.split()) for s in t.said) for t in tasks)
+def extract_v2(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
+               exit_codes: Mapping[str, int] | None = None) -> tuple[str, str | None]:
+    """(rollout_summary, rollout_slug); ("", None) when there is nothing worth keeping.
+    `exit_codes`: call_id → exit code from the session's events (`Phase1Input.exit_codes`)."""
+    tasks, folders = _tasks(items, exit_codes)
+    words = sum(word_count(t.request) + sum(word_count(s) for s in t.said) for t in tasks)
     tool_use = any(t.commands or t.files for t in tasks)
-    if not tasks or (words < 4 and not tool_use):
+    stated = any(p.search(s) for t in tasks for text in [t.request, *t.said]
+                 for s in _sentences(text) for _, p in _DURABLE)
+    # a question answered from what the model knows, with no tool run and nothing the user
+    # stated for later, is not a memory (the V1 extractor's rule too)
+    if not tasks or (not tool_use and (words < 4 or not stated)):
         return "", None
-    first = _sentences(tasks[0].request)
-    title = _quote((first[0] if first else tasks[0].request).rstrip(".!?; "), 120)
-    project = PurePosixPath(cwd).name if cwd else "unknown"
+    title = headline(tasks[0].request)  # the user's first request, in their script
+    project = _project(cwd)
     other = [f for f in dict.fromkeys(folders) if f != cwd]
     lines = [f"# {title}", "",
              f"Session context: project `{project}`, folder `{cwd or 'unknown'}`, branch "
@@ -151,10 +205,14 @@ def extract_v2(items: list[dict[str, Any]], cwd: str | None,
         lines += _task_lines(n, task)
     if len(tasks) > MAX_TASKS:
         lines += [f"({len(tasks) - MAX_TASKS} later requests are not described here.)", ""]
-    open_ = [n for n, t in enumerate(tasks[:MAX_TASKS], 1) if _outcome(t).startswith("not")]
+    open_ = [(n, s) for n, t in enumerate(tasks[:MAX_TASKS], 1) for s in t.stories
+             if s.status == OPEN and not s.probe]
     if open_:
         lines += ["## Open questions", ""]
-        lines += [f"- Task {n} did not end with a passing command." for n in open_]
+        lines += [f"- Task {n}: `{_quote(s.command, 120)}` still failed (exit code "
+                  f"{s.exit_code}) when the session ended." for n, s in open_]
         lines.append("")
     lines.append("Source: offline heuristic record (no model).")
-    return "\n".join(lines) + "\n", _slug(title)
+    files = [f for t in tasks for f in t.files]
+    ran = [r.command for t in tasks for r in t.commands if not is_probe(r.command)]
+    return scrub_personal("\n".join(lines) + "\n"), _slug(title, project, files, ran)

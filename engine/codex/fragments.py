@@ -131,30 +131,63 @@ def is_context_fragment(text: str) -> bool:
     )
 
 
-_REQUEST_MARKER = "## My request for Codex:"
+# The VS Code extension and the Desktop app put their context before the request and the
+# request under this heading (docs/codex-format.md "Injected fragments").
+_REQUEST_HEADING = re.compile(r"^[ \t]*## My request for Codex:", re.I | re.M)
 _WRAPPER_HEADS = ("# context from my ide setup:", "# files mentioned by the user:")
-_RECORD_TAGS = ("user_shell_command", "turn_aborted", "skill", "user_instructions",
-                "environment_context", "subagent_notification")
+# Codex's contextual user fragments (`<tag>` … `</tag>`): records and context the harness put in
+# a user message, never what the user typed (docs/codex-format.md "Injected fragments").
+RECORD_TAGS = ("user_shell_command", "turn_aborted", "skill", "user_instructions",
+               "environment_context", "subagent_notification", "subagents", "plugins",
+               "hook_prompt", "codex_internal_context")
+# warnings older Codex wrote into the history as user text
+_HARNESS_WARNINGS = (
+    "warning: the maximum number of unified exec processes you can keep open is",
+    "warning: your account was flagged for potentially high-risk cyber activity",
+    "warning: apply_patch was requested via ",
+)
+
+
+def is_harness_record(text: str) -> bool:
+    """A part that is wholly a harness fragment or record (AGENTS.md, `<user_shell_command>`,
+    `<turn_aborted>`, `<skill>`, `<hook_prompt …>`, a harness warning, …), tag case ignored."""
+    low = text.strip().lower()
+    if low.startswith("# agents.md instructions") or low.startswith(_HARNESS_WARNINGS):
+        return True
+    return any(low.startswith(f"<{tag}") and low.endswith(f"</{tag}>") for tag in RECORD_TAGS)
 
 
 def user_request(text: str) -> str:
-    """The user's own words in one user text: '' for a harness record (`<user_shell_command>`,
-    `<turn_aborted>`, `<skill>`, AGENTS.md instructions, …); under the VS Code extension's and
-    the Desktop app's wrappers (`# Context from my IDE setup:` / `# Files mentioned by the
-    user:` … `## My request for Codex:`), only the request; any other text as it is."""
+    """The user's own words in one user text: '' for a harness record (`is_harness_record`);
+    under the VS Code extension's and the Desktop app's wrappers (`# Context from my IDE
+    setup:` / `# Files mentioned by the user:` … `## My request for Codex:`), only the
+    request; any other text as it is. (Prompt templates and pasted material are told apart
+    by `user_words.py`.)"""
     stripped = text.strip()
     low = stripped.lower()
-    if low.startswith("# agents.md instructions"):
+    if is_harness_record(stripped):
         return ""
-    for tag in _RECORD_TAGS:
-        if low.startswith(f"<{tag}") and low.endswith(f"</{tag}>"):
-            return ""
-    at = stripped.find(_REQUEST_MARKER)
-    if at >= 0:
-        return stripped[at + len(_REQUEST_MARKER):].strip()
+    m = _REQUEST_HEADING.search(stripped)
+    if m:
+        return stripped[m.end():].strip()
     if low.startswith(_WRAPPER_HEADS):
         return ""  # a wrapper with no request in it: context only
     return stripped
+
+
+_MENTION = re.compile(r"^## (?P<name>[^\n:]+?): (?P<path>\S[^\n]*)$", re.M)
+
+
+def mentioned_files(text: str) -> list[str]:
+    """The names of the files the Desktop app lists under `# Files mentioned by the user:`
+    (`## q3-churn-export.csv: /Users/…/q3-churn-export.csv` → `q3-churn-export.csv`): what
+    the request refers to, context rather than the user's words."""
+    stripped = text.strip()
+    if not stripped.lower().startswith("# files mentioned by the user:"):
+        return []
+    m = _REQUEST_HEADING.search(stripped)
+    head = stripped[: m.start()] if m else stripped
+    return [x.group("name").strip() for x in _MENTION.finditer(head)]
 
 
 _IMAGE_TAG = re.compile(r"</?image(?:\s[^<>]*)?>")

@@ -7,7 +7,8 @@ Codex has stored tool output in three shapes over the years, all as the string `
 * 0.169 (unified exec): a header, then the output —
   `Chunk ID: 5811ae` / `Wall time: 0.0000 seconds` / `Process exited with code 1` /
   `Original token count: 2` / `Output:` / `tui-out`. A command still running says
-  `Process running with session ID 42` instead of an exit code.
+  `Process running with session ID 42` instead of an exit code; a later `write_stdin` call
+  with that `session_id` returns the rest, with the exit code once it has finished.
 * the freeform shell format of the 0.4x–0.1xx `shell_command` tool: `Exit code: 1` /
   `Wall time: 0.2 seconds` / `Total output lines: 3` / `Output:` / ….
 * 0.34–0.58 shell and `apply_patch` up to about 0.126: a JSON document in the string,
@@ -24,6 +25,7 @@ import re
 from typing import Any, NamedTuple
 
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)\s*$")
+_RUNNING = re.compile(r"Process running with session ID\s*(\d+)\s*$")
 _WALL = re.compile(r"Wall time:\s*([0-9.]+)\s*seconds?\s*$")
 _HEADER_PREFIXES = ("Chunk ID:", "Wall time:", "Process exited with code", "Exit code:",
                     "Process running with session ID", "Original token count:",
@@ -37,10 +39,13 @@ class DecodedOutput(NamedTuple):
     exit_code: int | None
     duration_s: float | None
     running: bool = False  # a unified-exec command still running when this chunk was taken
+    session_id: int | None = None  # …and the session a later `write_stdin` call names
 
 
 def decode_tool_output(text: str) -> DecodedOutput:
-    if text.startswith("{"):
+    """Text and exit code of one tool output; anything not in a known shape comes back
+    unchanged with no exit code (never a guessed one)."""
+    if text.lstrip().startswith("{"):
         decoded = _json_envelope(text)
         if decoded is not None:
             return decoded
@@ -79,6 +84,7 @@ def _header(text: str) -> DecodedOutput | None:
     code: int | None = None
     dur: float | None = None
     running = False
+    session: int | None = None
     pos = 0
     for _ in range(_MAX_HEADER_LINES):
         end = text.find("\n", pos)
@@ -86,7 +92,7 @@ def _header(text: str) -> DecodedOutput | None:
         nxt = len(text) if end < 0 else end + 1
         stripped = line.rstrip("\r")
         if stripped == "Output:":
-            return DecodedOutput(text[nxt:], code, dur, running)
+            return DecodedOutput(text[nxt:], code, dur, running, session)
         if not stripped.startswith(_HEADER_PREFIXES):
             break
         m = _EXIT.match(stripped)
@@ -94,6 +100,8 @@ def _header(text: str) -> DecodedOutput | None:
             code = int(m.group(1))
         elif stripped.startswith("Process running with session ID"):
             running = True
+            r = _RUNNING.match(stripped)
+            session = int(r.group(1)) if r else None
         else:
             w = _WALL.match(stripped)
             if w:
@@ -105,5 +113,5 @@ def _header(text: str) -> DecodedOutput | None:
         if end < 0:
             break
     if code is not None:  # "Process exited with code 2\n<output>" with no Output: line
-        return DecodedOutput(text[pos:], code, dur, running)
+        return DecodedOutput(text[pos:], code, dur, running, session)
     return None

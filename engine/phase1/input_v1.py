@@ -11,9 +11,10 @@ cut to the token budget by keeping its head and tail.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..codex.command_outcomes import event_exit_codes
 from ..codex.fragments import is_instructions_fragment
 from ..codex.rollout import InterAgentCommunication, Rollout
 from ..redact import redact
@@ -33,6 +34,9 @@ class Phase1Input:
     truncated_tokens: int  # v2: 0 (rows are left out whole: see `omitted_items`)
     version: str = "v1"
     omitted_items: int = 0  # v2: rows left out to fit the budget
+    # call_id → exit code from the session's events (exec_command_end, item_completed
+    # CommandExecution): not sent to a model; the offline backends read outcomes from it
+    exit_codes: dict[str, int] = field(default_factory=dict)
 
 
 def kept_items(rollout: Rollout) -> list[dict[str, Any]]:
@@ -95,4 +99,4 @@ def build_input(rollout: Rollout, token_limit: int = DEFAULT_ROLLOUT_TOKEN_LIMIT
     items = kept_items(rollout)
     text = redact(json.dumps(items, ensure_ascii=False, separators=(",", ":")))
     text, cut = truncate_middle(text, token_limit)
-    return Phase1Input(items, text, cut)
+    return Phase1Input(items, text, cut, exit_codes=event_exit_codes(rollout.lines))

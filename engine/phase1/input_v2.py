@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..codex.command_outcomes import event_exit_codes
 from ..codex.fragments import is_context_fragment
 from ..codex.rollout import Rollout
 from ..redact import redact
@@ -196,7 +197,7 @@ def build_input_v2(rollout: Rollout,
                    token_limit: int = DEFAULT_ROLLOUT_TOKEN_LIMIT) -> Phase1Input:
     items = kept_items(rollout)
     text, omitted = select_rows(build_rows(items), 4 * max(1, token_limit))
-    return Phase1Input(items, text, 0, "v2", omitted)
+    return Phase1Input(items, text, 0, "v2", omitted, event_exit_codes(rollout.lines))
 
 
 def split_chunks(text: str, limit: int = CHUNK_BYTES) -> list[str]:
