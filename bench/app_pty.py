@@ -271,7 +271,7 @@ def interact(home: Path, env: dict[str, str], rounds: int, settle: float) -> dic
     while cursor < rows - 1:
         c.pending()  # nothing reported earlier may count as this key's answer
         t0 = c.key(PAGE_DOWN)
-        ev = c.wait_for(lambda e: e["ev"] == "cursor" and e["cursor"] > cursor, 3.0)
+        ev = c.wait_for(lambda e, at=cursor: e["ev"] == "cursor" and e["cursor"] > at, 3.0)
         if ev is None:
             break
         pages.append(ev["t"] - t0)

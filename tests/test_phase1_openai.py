@@ -128,7 +128,8 @@ def test_ctrl_c_stops_at_once_and_the_next_run_takes_the_sessions_back(
     from llm_server import slow_reply
 
     llm_server.handler = lambda body: slow_reply(30)
-    proc = subprocess.Popen([sys.executable, "-m", "memdeck.tui.cli", "extract", "--home", str(demo)],
+    proc = subprocess.Popen([sys.executable, "-m", "memdeck.tui.cli", "extract", "--home",
+                             str(demo)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while llm_server.in_flight < 2:

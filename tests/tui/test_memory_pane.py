@@ -17,7 +17,8 @@ from memdeck.tui.widgets.memory_editor import MemoryEditor
 from memdeck.tui.widgets.memory_files import MemoryFileList
 from memdeck.tui.widgets.note import NoteScreen
 from tests.tui.conftest import SIZE, settle
-from tests.tui.stable_demo import stable_engine  # noqa: F401 (fixture)
+
+pytest_plugins = ["tests.tui.stable_demo"]  # the stable_engine fixture
 
 
 async def open_memory(app: Any, pilot: Any) -> MemoryPane:
