@@ -19,6 +19,7 @@ from .codex.pipeline_snapshot import read_snapshot
 from .codex.settings import SettingValue
 from .codex.state_db import read_threads
 from .errors import ConfigError, HomeError, MemdeckError, NotFound
+from .index.extract_log import read_extract_log
 from .index.session_index import RefreshStats, SessionIndex
 from .index.sessions import Session, build_sessions, find_session
 from .results import Listing, MemoryRows, RolloutProblem, SessionDetail, home_warnings
@@ -155,8 +156,9 @@ class Engine:
         pipeline = read_snapshot(self.home.pipeline_db)
         state = read_threads(self.home.state_db)
         warnings = home_warnings(self.home, self.index, pipeline, state)
+        log = read_extract_log(self.store.conn(), self.home.memory_version)
         return Listing(build_sessions(rows, self.home.config, pipeline, state,
-                                      self.clock.now()), warnings)
+                                      self.clock.now(), log), warnings)
 
     def sessions(self, refresh: bool = True) -> list[Session]:
         """`listing(refresh).sessions`, for callers that show no warnings."""

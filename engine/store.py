@@ -109,12 +109,43 @@ def _m5_proposal_version(db: Database) -> None:
     db.execute("UPDATE proposals SET version = 'v1'")
 
 
+def _m6_extract_log(db: Database) -> None:
+    # what Codex's tables do not keep (index/extract_log.py): the raw memories memdeck's
+    # pruning removed, and the outcome of each of memdeck's own extractions
+    db.table("pruned_memories").create(
+        {
+            "id": int,
+            "version": str,  # v1 | v2: the pipeline DB the row was in
+            "thread_id": str,
+            "source_updated_at": int,
+            "generated_at": int,
+            "usage_count": int,
+            "last_usage": int,
+            "pruned_at": int,
+            "max_unused_days": int,
+        },
+        pk="id",
+    )
+    db.table("pruned_memories").create_index(["version", "thread_id"])
+    db.table("extract_outcomes").create(
+        {
+            "version": str,
+            "thread_id": str,
+            "source_updated_at": int,
+            "outcome": str,  # extracted | no_output
+            "finished_at": int,  # the job's finished_at, to the second
+        },
+        pk=("version", "thread_id"),
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Database], None]]] = [
     (1, "session index", _m1_sessions),
     (2, "model call log", _m2_model_calls),
     (3, "git branch of each session", _m3_git_branch),
     (4, "consolidation proposals", _m4_proposals),
     (5, "the memory version a proposal is for", _m5_proposal_version),
+    (6, "pruned raw memories and extract outcomes", _m6_extract_log),
 ]
 LATEST = MIGRATIONS[-1][0]
 

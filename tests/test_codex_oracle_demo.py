@@ -4,7 +4,8 @@
 prints no state-DB or memories-DB warning, keeps Codex's migration records and the demo's
 thread index as they are (the `polluted` thread stays polluted) and indexes its own new
 session; with memories on, Codex's own phase 1 claims exactly the sessions memdeck shows as
-`eligible`, and its phase 1 and phase 2 jobs end `done`. The last tests break the databases
+`eligible` or `too_old_to_keep`, its phase 1 and phase 2 jobs end `done`, and its phase 2
+selects none of the `too_old_to_keep` rows. The last tests break the databases
 the way memdeck used to build them and check that the same run then shows the failure: the
 assertions above can fail.
 """
@@ -75,8 +76,11 @@ def test_codex_opens_the_demo_home_and_indexes_its_sessions(
 
 def test_codex_phase1_on_the_demo_home_claims_what_memdeck_calls_eligible(
         codex_bin: Path, demo: Path, fake_responses: FakeResponses) -> None:
-    eligible = {s.id for s in Engine.open(demo).sessions() if s.status == "eligible"}
-    assert eligible
+    sessions = Engine.open(demo).sessions()
+    # too_old_to_keep is extractable too (Codex claims it), but phase 2 never selects it
+    too_old = {s.id for s in sessions if s.status == "too_old_to_keep"}
+    eligible = {s.id for s in sessions if s.status == "eligible"} | too_old
+    assert eligible and too_old
 
     # the demo holds one running stage-1 job; the default cap (2 running) would claim one
     rc, _out, err = run_exec(demo, fake_responses, "hello demo", keep_open=8.0,
@@ -98,6 +102,11 @@ def test_codex_phase1_on_the_demo_home_claims_what_memdeck_calls_eligible(
     assert fake_responses.phase2(), "Codex's phase 2 did not start"
     glob = by_key[("memory_consolidate_global", "global")]
     assert (glob["status"], glob["last_error"]) == ("done", None)
+    conn = sqlite3.connect(f"file:{demo / 'memories_1.sqlite'}?mode=ro", uri=True)
+    selected = {r[0] for r in conn.execute(
+        "SELECT thread_id FROM stage1_outputs WHERE selected_for_phase2 = 1")}
+    conn.close()
+    assert selected >= eligible - too_old and not selected & too_old
 
 
 @pytest.mark.parametrize("breakage, message", [

@@ -74,7 +74,7 @@ def test_the_wheel_runs_the_demo_from_a_fresh_venv(wheel: Path, tmp_path: Path) 
     r = subprocess.run([str(bindir / "memdeck"), "demo", "--no-tui"], capture_output=True,
                        text=True, timeout=120, cwd=home, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "17 sessions in" in r.stdout and "too_recent" in r.stdout, r.stdout[-2000:]
+    assert "19 sessions in" in r.stdout and "too_recent" in r.stdout, r.stdout[-2000:]
     where = subprocess.run([py, "-c", "import memdeck.engine as e; print(e.__file__)"],
                            capture_output=True, text=True, env=env, cwd=home, timeout=60)
     assert where.stdout.strip().startswith(str(site)), where.stdout + where.stderr

@@ -166,7 +166,7 @@ def test_memdeck_demo_in_a_real_terminal(tmp_path: Path) -> None:
 
         # the sessions table of the demo home
         screen = term.wait("the sessions table, focused (footer offers Open)",
-                           lambda s: "17 sessions" in s and "eligible" in s
+                           lambda s: "19 sessions" in s and "eligible" in s
                            and "Open" in footer(s), START_TIMEOUT)
         assert active_tab(screen) == "1 Sessions"
         assert "Upgrade Django" in screen and "Deploy the API" in screen, screen
@@ -175,7 +175,7 @@ def test_memdeck_demo_in_a_real_terminal(tmp_path: Path) -> None:
         term.keys("/")  # keys typed before the focus moved would go to the table: wait
         term.wait("the filter focused (footer without Open)", lambda s: "Open" not in footer(s))
         term.type("Django")
-        screen = term.wait("a narrowed table", lambda s: "1 of 17" in s)
+        screen = term.wait("a narrowed table", lambda s: "1 of 19" in s)
         assert "Upgrade Django" in screen and "Deploy the API" not in screen
 
         # Enter leaves the filter for the table, Enter again opens the transcript
@@ -191,14 +191,14 @@ def test_memdeck_demo_in_a_real_terminal(tmp_path: Path) -> None:
         # Escape goes back to the (still filtered) table
         term.keys("Escape")
         term.wait("the table again", lambda s: TABLE_HEADER.search(s) is not None
-                  and "1 of 17" in s)
+                  and "1 of 19" in s)
 
         # number keys switch panes; the underline moves to the pane's tab
         for key, tab in [("2", TABS[1]), ("3", TABS[2]), ("4", TABS[3]), ("5", TABS[4]),
                          ("6", TABS[5]), ("1", TABS[0])]:
             term.keys(key)
             term.wait(f"tab {tab!r} active", lambda s, tab=tab: active_tab(s) == tab)
-        term.wait("the sessions table back", lambda s: "1 of 17" in s)
+        term.wait("the sessions table back", lambda s: "1 of 19" in s)
 
         # `c`: extract + consolidate on the offline backend, then Review is shown
         term.keys("c")

@@ -74,6 +74,7 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         print_json({
             "backend": report.backend, "model": report.model, "version": report.version,
             "pipeline_db": report.pipeline_db, "pruned": report.pruned,
+            "pruned_threads": list(report.pruned_threads),
             "cancelled": report.cancelled,
             "results": [{"thread_id": r.thread_id, "rollout_path": r.rollout_path,
                          "outcome": r.outcome, "detail": r.detail} for r in report.results],
@@ -89,7 +90,8 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         print(counts or "nothing to extract: no session is eligible "
                         "(see `memdeck sessions --status eligible`)")
         if report.pruned:
-            print(f"pruned {report.pruned} unused raw memories (max_unused_days)")
+            print(f"pruned {report.pruned} raw memor{'y' if report.pruned == 1 else 'ies'} "
+                  "unused for more than max_unused_days (`memdeck sessions --status pruned`)")
     failed = [r for r in report.results if r.outcome in ("failed", "refused")]
     for r in failed[:1]:
         print(f"memdeck: {r.outcome} {r.thread_id[:8]}: {r.detail}", file=sys.stderr)

@@ -16,11 +16,13 @@ from memdeck.engine import ago
 
 STATUS_STYLE = {
     "extracted": "bold green",
+    "pruned": "dim green",
     "no_output": "green",
     "failed": "bold red",
     "running": "bold cyan",
     "eligible": "bold yellow",
     "too_recent": "yellow",
+    "too_old_to_keep": "dim yellow",
     "too_old": "dim",
     "disabled": "magenta",
     "polluted": "magenta",

@@ -52,6 +52,17 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class PrunedRow:
+    """A stage-1 row pruning removed, as it was (without its text)."""
+
+    thread_id: str
+    source_updated_at: int
+    generated_at: int
+    usage_count: int | None
+    last_usage: int | None
+
+
+@dataclass(frozen=True)
 class ClaimOutcome:
     claim: Claim | None
     skipped: str | None  # up_to_date | running | retry_backoff | retry_exhausted | cap
@@ -323,11 +334,20 @@ class PipelineDB:
 
     # -- pruning (docs/codex-format.md "Pruning") -------------------------------------
     def prune(self, max_unused_days: int, now: int) -> int:
+        return len(self.prune_rows(max_unused_days, now))
+
+    def prune_rows(self, max_unused_days: int, now: int) -> list[PrunedRow]:
+        """Codex's pruning; returns what it removed (Codex keeps no record of it: the jobs
+        stay, so a pruned row afterwards looks like "no output" unless memdeck notes it)."""
         cutoff = now - max_unused_days * 86400
         with self.tx() as c:
-            return c.execute(
-                "DELETE FROM stage1_outputs WHERE thread_id IN (SELECT thread_id FROM "
-                "stage1_outputs WHERE selected_for_phase2 = 0 AND "
-                "COALESCE(last_usage, source_updated_at) < ? ORDER BY "
-                "COALESCE(last_usage, source_updated_at) ASC, source_updated_at ASC, "
-                "thread_id ASC LIMIT ?)", (cutoff, PRUNE_BATCH_SIZE)).rowcount
+            rows = [PrunedRow(r[0], int(r[1] or 0), int(r[2] or 0), r[3], r[4]) for r in
+                    c.execute(
+                        "SELECT thread_id, source_updated_at, generated_at, usage_count, "
+                        "last_usage FROM stage1_outputs WHERE selected_for_phase2 = 0 AND "
+                        "COALESCE(last_usage, source_updated_at) < ? ORDER BY "
+                        "COALESCE(last_usage, source_updated_at) ASC, source_updated_at ASC, "
+                        "thread_id ASC LIMIT ?", (cutoff, PRUNE_BATCH_SIZE)).fetchall()]
+            c.executemany("DELETE FROM stage1_outputs WHERE thread_id = ?",
+                          [(r.thread_id,) for r in rows])
+            return rows

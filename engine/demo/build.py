@@ -42,7 +42,9 @@ memories = true
 [memories]
 # Wait this long after a session's last activity before extracting it.
 min_rollout_idle_hours = 6
-max_rollout_age_days = 10
+# Extract sessions up to 45 days old (Codex's default is 10); memories unused for
+# max_unused_days (default 30) are still never consolidated.
+max_rollout_age_days = 45
 # Threads that used web search or MCP are marked polluted.
 disable_on_external_context = true
 """
@@ -258,6 +260,7 @@ def _write_pipeline_db(root: Path, plan: list[Planned], ids: dict[str, str],
     create_memories_db(db)
     conn = sqlite3.connect(db)
     selected: dict[str, SelectedMemory] = {}
+    pruned: dict[str, tuple[int, int, int]] = {}  # thread: watermark, extracted, pruned at
     n = int(now)
     with conn:
         for s, _start, _last in plan:
@@ -281,6 +284,9 @@ def _write_pipeline_db(root: Path, plan: list[Planned], ids: dict[str, str],
                 job = ("done", None, m + 6 * 3600, m + 7 * 3600, None, None, 3, None, m, m)
             elif p.get("no_output"):
                 job = ("done", None, m + 6 * 3600, m + 6 * 3600 + 40, None, None, 3, None, m, m)
+            elif p.get("pruned_after_days"):  # extracted by memdeck, pruned by a later run
+                job = ("done", None, m + 6 * 3600, m + 7 * 3600, None, None, 3, None, m, m)
+                pruned[tid] = (m, m + 7 * 3600, m + p["pruned_after_days"] * 86400)
             elif p.get("failed"):
                 job = ("error", None, n - 20 * 60, n - 19 * 60, None, n + 40 * 60, 2,
                        p["failed"], m, None)
@@ -303,5 +309,28 @@ def _write_pipeline_db(root: Path, plan: list[Planned], ids: dict[str, str],
             "('memory_consolidate_global', 'global', 'pending', ?, ?, 3, ?, ?)",
             (n - 26 * 3600 - 300, n - 26 * 3600, pending_wm, last_ok))
     conn.close()
+    _write_extract_log(root, pruned)
     return selected
+
+
+def _write_extract_log(root: Path, pruned: dict[str, tuple[int, int, int]]) -> None:
+    """What memdeck's own DB keeps of those runs (index/extract_log.py): Codex's tables keep
+    the job and no trace of the pruning."""
+    from ..codex.home import CodexHome
+    from ..index.extract_log import ExtractOutcome, PrunedMemory, record_outcome, record_pruned
+    from ..store import Store
+
+    if not pruned:
+        return
+    home = CodexHome(root)
+    home.ensure_memdeck_dir()
+    store = Store(home.memdeck_db)
+    days = home.config.max_unused_days
+    try:
+        with store.transaction() as c:
+            for tid, (wm, done, at) in pruned.items():  # v1: the demo's memories_1.sqlite
+                record_outcome(c, "v1", ExtractOutcome(tid, wm, "extracted", done))
+                record_pruned(c, "v1", [PrunedMemory(tid, wm, done, None, None, at, days)])
+    finally:
+        store.close()
 

@@ -112,7 +112,7 @@ SESSIONS: list[DemoSession] = [
         ("call", "exec_command", {"cmd": "lsof -i :8000", "workdir": DOCS}, "python 4412 demo"),
         ("assistant", "Port 8000 is taken; use `mkdocs serve -a localhost:8001` as the team does."),
     ], agents_md=False),
-    DemoSession("old-payment-bug", SHOP, 18 * 24, [
+    DemoSession("old-payment-bug", SHOP, 60 * 24, [
         ("user", "Payments time out against the sandbox; the sandbox needs the `X-Test` header."),
         ("assistant", "Added the header in the sandbox client."),
     ]),
@@ -176,3 +176,21 @@ SESSIONS.append(DemoSession("tests-again", SHOP, 4, [
       ("skills/shop-tests/SKILL.md", 6, 9, "quick suite first")],
      ["checkout-tests"]),
 ], agents_md=False))
+
+# Age after phase 1 (docs/codex-format.md "Pruning"): extracted when fresh, never consolidated,
+# pruned by a later `memdeck extract` 31 days on; and one within max_rollout_age_days (45 here)
+# but past max_unused_days (30), whose memory phase 2 would never take.
+SESSIONS.append(DemoSession("cache-headers", DOCS, 40 * 24, [
+    ("user", "Give the docs' static assets long cache headers; HTML pages must never be cached."),
+    ("patch", "*** Begin Patch\n*** Update File: deploy/nginx.conf\n@@\n+location /assets/ "
+              "{ add_header Cache-Control \"max-age=31536000, immutable\"; }\n*** End Patch",
+     "Success. Updated the following files:\nM deploy/nginx.conf"),
+    ("assistant", "Assets are cached for a year; HTML keeps `no-cache`."),
+], agents_md=False, pipeline={"pruned_after_days": 31}))
+SESSIONS.append(DemoSession("csv-delimiter", SHOP, 35 * 24, [
+    ("user", "The order importer breaks on German Excel exports: they use `;` as the "
+             "delimiter. Detect it instead of assuming commas."),
+    ("call", "exec_command", {"cmd": "pytest tests/test_importer.py -q", "workdir": SHOP},
+     "Process exited with code 0\n14 passed in 1.2s"),
+    ("assistant", "The importer sniffs the delimiter with `csv.Sniffer`; the tests pass."),
+]))

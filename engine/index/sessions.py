@@ -1,4 +1,5 @@
-"""Sessions as the user sees them: the index joined with the pipeline state and the config."""
+"""Sessions as the user sees them: the index joined with the pipeline state, memdeck's own
+extract log and the config."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from typing import Any, NamedTuple
 
 from ..clock import parse_iso
 from ..codex.fragments import source_label
-from ..codex.pipeline_snapshot import PipelineSnapshot
+from ..codex.pipeline_snapshot import PipelineSnapshot, Stage1Output
 from ..codex.settings import MemoriesConfig
 from ..codex.state_db import StateSnapshot
 from ..errors import NotFound
 from ..formatting import iso_utc
+from .extract_log import ExtractLog
 from .session_index import IndexedSession
 from .status import StatusFacts, explain
 
@@ -91,11 +93,34 @@ def effective_memory_mode(row: IndexedSession, state: StateSnapshot) -> tuple[st
     return "enabled", "start"
 
 
+def phase2_ranks(outputs: dict[str, Stage1Output], enabled: set[str], max_unused_days: int,
+                 now: float) -> dict[str, int]:
+    """Each row's place (1 = first) in phase 2's ranking (docs/codex-format.md "Phase 2 input
+    selection", as phase2/workspace.py `select_inputs` applies it): rows of enabled threads
+    used or extracted within `max_unused_days`, by citations, then recency, then watermark,
+    then thread id, all descending. Rows outside the window are not ranked. (The listing does
+    not read the texts, so a blank row ranks here though phase 2 would skip it.)"""
+    cutoff = int(now) - max_unused_days * 86400
+
+    def last(o: Stage1Output) -> int:
+        return o.last_usage if o.last_usage is not None else o.source_updated_at
+
+    ranked = [o for o in outputs.values() if o.thread_id in enabled and last(o) >= cutoff]
+    ranked.sort(key=lambda o: o.thread_id, reverse=True)
+    ranked.sort(key=lambda o: (o.usage_count or 0, last(o), o.source_updated_at), reverse=True)
+    return {o.thread_id: i for i, o in enumerate(ranked, 1)}
+
+
 def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: PipelineSnapshot,
-                   state: StateSnapshot, now: float) -> list[Session]:
+                   state: StateSnapshot, now: float,
+                   log: ExtractLog | None = None) -> list[Session]:
+    log = log or ExtractLog()
+    modes = [effective_memory_mode(row, state) for row in rows]
+    enabled = {row.thread_id for row, (mode, _) in zip(rows, modes, strict=True)
+               if mode == "enabled" and row.thread_id}
+    ranks = phase2_ranks(pipeline.outputs, enabled, cfg.max_unused_days, now)
     out = []
-    for row in rows:
-        mode, origin = effective_memory_mode(row, state)
+    for row, (mode, origin) in zip(rows, modes, strict=True):
         tid = row.thread_id or ""
         thread = state.threads.get(tid)
         facts = StatusFacts(
@@ -110,6 +135,9 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
             updated_at=row.updated_at,
             output=pipeline.outputs.get(tid),
             job=pipeline.stage1_jobs.get(tid),
+            pruned=log.pruned.get(tid),
+            logged=log.outcomes.get(tid),
+            phase2_rank=ranks.get(tid),
         )
         status, reason = explain(facts, cfg, now)
         if row.bad_lines and status != "unreadable":

@@ -3,13 +3,22 @@
 
 The first rule that applies wins, in this order: unreadable, archived, not_interactive,
 disabled, polluted, empty; then the pipeline's own states (running, failed, extracted,
-no_output) while they still describe the session as it is on disk; then too_old, too_recent,
-eligible by Codex's selection rules (docs/codex-format.md "Phase 1 selection") and the
-thresholds in config.toml.
+pruned, no_output) while they still describe the session as it is on disk; then too_old,
+too_recent, too_old_to_keep, eligible by Codex's selection rules (docs/codex-format.md
+"Phase 1 selection") and the thresholds in config.toml.
+
+Age after phase 1 follows docs/codex-format.md "Pruning" and "Phase 2 input selection": a raw
+memory is consolidated only while `COALESCE(last_usage, source_updated_at)` is within
+`max_unused_days`, and only the first `max_raw_memories_for_consolidation` of the ranking;
+one outside that window and not in the last consolidation is pruned by the next pipeline run.
+So `too_old_to_keep` is a session phase 1 would take whose memory phase 2 never would, and
+`pruned` a session whose raw memory existed and was removed, told from "nothing durable" by
+what memdeck recorded (index/extract_log.py), since Codex keeps the job and no trace.
 """
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 from ..codex.fragments import INTERACTIVE_SOURCES
@@ -17,11 +26,14 @@ from ..codex.pipeline_snapshot import Job, Stage1Output
 from ..codex.settings import MemoriesConfig
 from ..formatting import human_duration
 from ..workers import dead_memdeck_worker
+from .extract_log import ExtractOutcome, PrunedMemory
 
 STATUSES = (
-    "extracted", "no_output", "failed", "running", "eligible", "too_recent", "too_old",
-    "disabled", "polluted", "not_interactive", "archived", "empty", "unreadable",
+    "extracted", "pruned", "no_output", "failed", "running", "eligible", "too_recent",
+    "too_old_to_keep", "too_old", "disabled", "polluted", "not_interactive", "archived",
+    "empty", "unreadable",
 )
+DAY = 86400
 
 
 class StatusFacts(NamedTuple):
@@ -38,6 +50,9 @@ class StatusFacts(NamedTuple):
     updated_at: int  # seconds (the rollout's mtime, as Codex takes it)
     output: Stage1Output | None
     job: Job | None
+    pruned: PrunedMemory | None = None  # memdeck's record of pruning this thread's row
+    logged: ExtractOutcome | None = None  # memdeck's record of its last extraction of it
+    phase2_rank: int | None = None  # the row's place in phase 2's ranking; None: not ranked
 
 
 def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
@@ -86,25 +101,98 @@ def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
         if out.source_updated_at >= f.updated_at:
             ago = human_duration(now - out.generated_at)
             used = (f", cited {out.usage_count}×" if out.usage_count else ", never cited yet")
-            sel = "in the consolidated memory" if out.selected_for_phase2 else (
-                "waiting for consolidation")
-            return "extracted", f"raw memory extracted {ago} ago, {sel}{used}"
+            return "extracted", (f"raw memory extracted {ago} ago, "
+                                 f"{_standing(out, f.phase2_rank, cfg, now)}{used}")
         note = "; extracted before, changed since"
-    if (job is not None and job.status == "done"
-            and (job.last_success_watermark or 0) >= f.updated_at and out is None):
-        ago = human_duration(now - (job.finished_at or now))
-        return "no_output", f"extracted {ago} ago: nothing durable to remember"
+    if job is not None and job.status == "done" and out is None:
+        if (job.last_success_watermark or 0) >= f.updated_at:
+            return _no_row(f, job, cfg, now)
+        if _pruned_record(f, job) is not None:
+            note = "; pruned before, changed since"
 
     idle = now - f.updated_at
-    max_age = cfg.max_rollout_age_days * 86400
+    max_age = cfg.max_rollout_age_days * DAY
+    keep = cfg.max_unused_days * DAY
     if idle > max_age:
+        also = (f"; phase 2 would not take it either (max_unused_days = "
+                f"{cfg.max_unused_days})" if idle > keep else "")
         return "too_old", (f"last active {human_duration(idle)} ago, older than "
-                           f"max_rollout_age_days = {cfg.max_rollout_age_days}{note}")
+                           f"max_rollout_age_days = {cfg.max_rollout_age_days}{also}{note}")
     need = cfg.min_rollout_idle_hours * 3600
     if idle < need:
         return "too_recent", (f"idle {human_duration(idle)}, needs "
                               f"{cfg.min_rollout_idle_hours} h{note}")
+    if idle > keep:
+        return "too_old_to_keep", (
+            f"last active {human_duration(idle)} ago: extractable (max_rollout_age_days = "
+            f"{cfg.max_rollout_age_days}), but phase 2 only takes memories used or active in "
+            f"the last {cfg.max_unused_days} d (max_unused_days = {cfg.max_unused_days}): its "
+            f"raw memory would be pruned, never consolidated{note}")
     return "eligible", f"idle {human_duration(idle)}, ready for extraction{note}"
+
+
+def local_date(ts: float) -> str:
+    return time.strftime("%Y-%m-%d", time.localtime(ts))
+
+
+def _standing(out: Stage1Output, rank: int | None, cfg: MemoriesConfig, now: float) -> str:
+    """Where an extracted memory stands with phase 2 (docs/codex-format.md "Phase 2 input
+    selection", "Pruning")."""
+    sel = out.selected_for_phase2
+    unused = now - (out.last_usage if out.last_usage is not None else out.source_updated_at)
+    days = cfg.max_unused_days
+    if unused > days * DAY:
+        why = f"unused for {human_duration(unused)} > max_unused_days = {days}"
+        if sel:
+            return f"in the consolidated memory until the next consolidation drops it ({why})"
+        return f"never to be consolidated ({why}; the next extract prunes it)"
+    cap = cfg.max_raw_memories_for_consolidation
+    if rank is not None and rank > cap:
+        where = ("in the consolidated memory until the next consolidation leaves it out" if sel
+                 else "left out of consolidation")
+        return (f"{where} (it ranks {rank} by citations and recency; phase 2 takes the first "
+                f"{cap}, max_raw_memories_for_consolidation)")
+    return "in the consolidated memory" if sel else "waiting for consolidation"
+
+
+def _pruned_record(f: StatusFacts, job: Job) -> PrunedMemory | None:
+    """memdeck's prune record for the row this job produced: same watermark, pruned after the
+    job finished (an older record, from before a reset, is not evidence)."""
+    p = f.pruned
+    if (p is not None and p.source_updated_at == (job.last_success_watermark or 0)
+            and p.pruned_at >= (job.finished_at or 0)):
+        return p
+    return None
+
+
+def _no_row(f: StatusFacts, job: Job, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
+    """Phase 1 ran at this version and no row is left: nothing durable, or pruned since.
+    Codex's tables look the same either way; memdeck's records tell them apart."""
+    ago = human_duration(now - (job.finished_at or now))
+    p = _pruned_record(f, job)
+    if p is not None:
+        cited = (f"last cited {local_date(p.last_usage)}" if p.last_usage is not None
+                 else "never cited")
+        return "pruned", (f"pruned {local_date(p.pruned_at)}: unused for "
+                          f"{human_duration(p.pruned_at - p.unused_since)} > max_unused_days = "
+                          f"{p.max_unused_days} ({cited}, not in the last consolidation); "
+                          "extracted again only if the session changes")
+    wm = job.last_success_watermark or 0
+    log = f.logged
+    mine = (log is not None and log.source_updated_at == wm
+            and log.finished_at == (job.finished_at or 0))
+    days = cfg.max_unused_days
+    if mine and log is not None and log.outcome == "extracted":
+        earliest = wm + days * DAY
+        when = f" on or after {local_date(earliest)}" if earliest <= now else ""
+        return "pruned", (f"pruned by Codex{when} (Codex keeps no date): memdeck extracted a "
+                          f"raw memory {ago} ago, unused for more than max_unused_days = {days} "
+                          "since; extracted again only if the session changes")
+    if not mine and now - wm > days * DAY:
+        return "no_output", (f"extracted {ago} ago, no raw memory left: nothing durable, or "
+                             f"pruned after {days} d unused (max_unused_days); Codex's tables "
+                             "do not say which")
+    return "no_output", f"extracted {ago} ago: nothing durable to remember"
 
 
 def _owner(worker_id: str | None) -> str:

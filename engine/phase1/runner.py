@@ -5,6 +5,8 @@ Selection, claims, leases, retries and watermarks follow Codex's rules (codex/pi
 so a session Codex is extracting right now is left alone and nothing is extracted twice. The
 model is a `Phase1Backend` (phase1/backend.py) the facade hands in. Its output is redacted
 before it is stored; a failure is recorded with its retry time and never reaches memory.
+Each run first prunes as Codex does; the rows pruned, and each extracted / no-output result,
+are noted in memdeck's DB (index/extract_log.py), since Codex's tables keep no trace of a prune.
 
 The home's memory version decides the shape (docs/codex-format.md "Phase 1 output"): V1 stores a
 raw memory and a summary and gives "no output" when either is empty; V2 sends the tiered input,
@@ -14,6 +16,7 @@ the summary is empty. The version is read once per run, with the pipeline DB it 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -22,9 +25,10 @@ from dataclasses import dataclass
 
 from ..clock import Clock
 from ..codex.home import CodexHome
-from ..codex.pipeline_db import PipelineDB
+from ..codex.pipeline_db import Claim, PipelineDB, PrunedRow
 from ..codex.rollout import read_rollout
 from ..errors import MemdeckError
+from ..index.extract_log import ExtractOutcome, PrunedMemory, record_outcome, record_pruned
 from ..index.sessions import Session
 from ..redact import redact
 from ..store import Store
@@ -36,6 +40,9 @@ CONCURRENCY_LIMIT = 8
 V2_SUMMARY_BYTES = 9_000  # Codex cuts a V2 rollout_summary to this after redaction
 NOT_EXTRACTABLE = ("disabled", "polluted", "not_interactive", "archived", "empty",
                    "unreadable")
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,7 @@ class ExtractReport:
     cancelled: bool = False
     version: str = "v1"  # the memory version extracted for (its DB is `pipeline_db`)
     warnings: tuple[str, ...] = ()  # about the home, found listing the sessions (the facade's)
+    pruned_threads: tuple[str, ...] = ()  # whose raw memory this run's pruning removed
 
     def count(self, outcome: str) -> int:
         return sum(1 for r in self.results if r.outcome == outcome)
@@ -67,7 +75,9 @@ Progress = Callable[[int, int, ExtractResult | None], None]  # None: the start
 def select(sessions: list[Session], ids: list[str] | None,
            find: Callable[[list[Session], str], Session]) -> tuple[list[Session],
                                                                    list[ExtractResult]]:
-    """Eligible sessions (newest first), or the named ones with the time rules waived."""
+    """Eligible sessions (newest first), or the named ones with the time rules waived.
+    A `too_old_to_keep` session is extracted only when named: phase 2 would never take its
+    memory and the next run's pruning would remove it (index/status.py)."""
     if not ids:
         chosen = [s for s in sessions if s.status in ("eligible", "failed") and s.id]
         return chosen, []
@@ -116,10 +126,12 @@ class Phase1Runner:
         cfg = self.home.config
         db = PipelineDB.open(self.home)
         try:
-            pruned = db.prune(cfg.max_unused_days, int(self.clock.now()))
+            pruned_at = int(self.clock.now())
+            pruned = db.prune_rows(cfg.max_unused_days, pruned_at)
             db_path = str(db.path)
         finally:
             db.close()
+        self._note_pruned(pruned, pruned_at, cfg.max_unused_days)
         total = len(sessions)
         if self.progress:
             self.progress(0, total, None)  # the count is known: bars can show 0/N at once
@@ -139,9 +151,29 @@ class Phase1Runner:
         finally:
             for db in self._dbs:
                 db.close()
-        return ExtractReport(self.backend.name, self.backend.model, db_path, pruned,
+        return ExtractReport(self.backend.name, self.backend.model, db_path, len(pruned),
                              tuple(refused) + tuple(results), self.cancel.is_set(),
-                             self.version)
+                             self.version, pruned_threads=tuple(r.thread_id for r in pruned))
+
+    def _note_pruned(self, rows: list[PrunedRow], at: int, days: int) -> None:
+        """Codex keeps no trace of pruning; memdeck's DB does, so the status can say
+        `pruned` rather than "nothing durable" (index/extract_log.py)."""
+        if not rows:
+            return
+        try:
+            with self.store.transaction() as c:
+                record_pruned(c, self.version, [
+                    PrunedMemory(r.thread_id, r.source_updated_at, r.generated_at,
+                                 r.usage_count, r.last_usage, at, days) for r in rows])
+        except Exception as e:  # noqa: BLE001 - the bookkeeping must never fail a run
+            log.warning("memdeck could not note %d pruned raw memories: %s", len(rows), e)
+
+    def _note_outcome(self, claim: Claim, outcome: str, finished_at: int) -> None:
+        try:
+            record_outcome(self.store.conn(), self.version, ExtractOutcome(
+                claim.thread_id, claim.watermark, outcome, finished_at))
+        except Exception as e:  # noqa: BLE001 - the bookkeeping must never fail an extraction
+            log.warning("memdeck could not note the outcome of %s: %s", claim.thread_id, e)
 
     def _one(self, session: Session, total: int) -> ExtractResult:
         result = self._extract(session)
@@ -160,7 +192,10 @@ class Phase1Runner:
         db = self._db()
         outcome = db.claim_stage1(tid, s.updated_at, now(), self.concurrency)
         if outcome.claim is None:
-            return ExtractResult(tid, s.rollout_path, "skipped", _SKIPS[outcome.skipped])
+            detail = _SKIPS[outcome.skipped]
+            if outcome.skipped == "up_to_date" and s.status == "pruned":
+                detail = f"up to date: {s.reason}"
+            return ExtractResult(tid, s.rollout_path, "skipped", detail)
         claim = outcome.claim
         started = time.perf_counter()
         try:
@@ -181,13 +216,16 @@ class Phase1Runner:
             summary = truncate_bytes(summary, V2_SUMMARY_BYTES)[0]
         else:
             empty = raw == "" or summary == ""
+        finished = now()
         if empty:
-            db.stage1_no_output(claim, now())
+            if db.stage1_no_output(claim, finished):
+                self._note_outcome(claim, "no_output", finished)
             return ExtractResult(tid, s.rollout_path, "no_output",
                                  "nothing durable to remember")
-        if not db.stage1_succeeded(claim, now(), raw, summary, slug):
+        if not db.stage1_succeeded(claim, finished, raw, summary, slug):
             return ExtractResult(tid, s.rollout_path, "skipped",
                                  "lost the lease before finishing")
+        self._note_outcome(claim, "extracted", finished)
         detail = (f"{len(summary)} bytes of summary" if self.version == "v2"
                   else f"{len(raw)} bytes of raw memory")
         return ExtractResult(tid, s.rollout_path, "extracted", detail)

@@ -98,7 +98,7 @@ async def test_a_broken_memdeck_config_is_one_line_and_the_app_runs(demo_engine,
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        assert app.is_running and len(app.query_one("#session-table").rows) == 17
+        assert app.is_running and len(app.query_one("#session-table").rows) == 19
         warnings = [n.message for n in app._notifications if n.severity == "warning"]
         assert any("config.toml" in w and "keys are not remapped" in w for w in warnings)
         assert all("\n" not in w for w in warnings)

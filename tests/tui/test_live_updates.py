@@ -24,13 +24,13 @@ async def test_new_rollout_and_outside_memory_edit_show_up(demo_engine, make_app
     app = make_app(demo_engine, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(SessionTable)
-        assert await wait_until(pilot, lambda: len(table.rows) == 17)
+        assert await wait_until(pilot, lambda: len(table.rows) == 19)
 
         day = demo_engine.home.sessions_dir / "2026" / "11" / "20"
         day.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(FIXTURES / "cli-preferences.jsonl",
                         day / "rollout-2026-11-20T11-00-00-cli-preferences.jsonl")
-        assert await wait_until(pilot, lambda: len(table.rows) == 18), "new rollout shown"
+        assert await wait_until(pilot, lambda: len(table.rows) == 20), "new rollout shown"
 
         memory_md = demo_engine.home.memory_root / "MEMORY.md"
         history = History(demo_engine.home)  # entries() only reads; it records nothing itself

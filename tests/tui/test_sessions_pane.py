@@ -15,11 +15,11 @@ async def test_table_lists_every_demo_session_with_status(demo_engine, make_app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         table = app.query_one(SessionTable)
-        assert len(table.rows) == 17
+        assert len(table.rows) == 19
         assert {s.status for s in table.rows} >= {"eligible", "extracted", "too_recent",
                                                   "unreadable", "failed"}
         assert table.has_focus
-        assert app.query_one("#session-count").render().plain == "17 sessions"
+        assert app.query_one("#session-count").render().plain == "19 sessions"
 
 
 async def test_text_filter_narrows_and_escape_clears(demo_engine, make_app) -> None:
@@ -33,7 +33,7 @@ async def test_text_filter_narrows_and_escape_clears(demo_engine, make_app) -> N
         assert [s.project for s in table.rows] == ["shop"]
         assert "Django" in table.rows[0].preview
         await pilot.press("escape")
-        assert len(table.rows) == 17
+        assert len(table.rows) == 19
         assert table.has_focus
 
 
@@ -45,10 +45,33 @@ async def test_status_filter_and_counts(demo_engine, make_app) -> None:
         await pilot.pause()
         table = app.query_one(SessionTable)
         assert len(table.rows) == 3 and {s.status for s in table.rows} == {"extracted"}
-        assert app.query_one("#session-count").render().plain == "3 of 17"
+        assert app.query_one("#session-count").render().plain == "3 of 19"
         app.query_one("#project-filter").value = "infra"
         await pilot.pause()
         assert [s.project for s in table.rows] == ["infra"]
+
+
+async def test_age_statuses_are_in_the_status_filter_with_their_reasons(demo_engine,
+                                                                        make_app) -> None:
+    """The demo's pruned and too-old-to-keep sessions: listed in the status filter, and the
+    detail line under the table gives the rule and the numbers."""
+    from textual.widgets import Select, Static
+
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        options = {v for _label, v in app.query_one("#status-filter", Select)._options}
+        assert {"pruned", "too_old_to_keep"} <= options
+        table = app.query_one(SessionTable)
+        for status, words in (("pruned", "unused for 31.0 d > max_unused_days = 30"),
+                              ("too_old_to_keep", "phase 2 only takes memories used or active "
+                                                  "in the last 30 d")):
+            app.query_one("#status-filter").value = status
+            await pilot.pause()
+            assert [s.status for s in table.rows] == [status]
+            await pilot.pause()
+            detail = str(app.query_one("#session-detail", Static).render())
+            assert f"{status}: " in detail and words in " ".join(detail.split())
 
 
 async def test_open_transcript_shows_roles_and_collapsed_tools(demo_engine, make_app) -> None:

@@ -1,0 +1,92 @@
+"""What memdeck remembers of its own extracts, which Codex's tables do not keep
+(docs/codex-format.md "Pruning"): the raw memories its pruning removed, and the outcome of each
+extraction it ran. Both live in memdeck's DB (`pruned_memories`, `extract_outcomes`, store
+migration 6), never in Codex's.
+
+Why: pruning deletes a `stage1_outputs` row and keeps its job, so afterwards the pipeline DB
+looks exactly like "phase 1 found nothing durable". A prune record (or an extraction memdeck
+saw produce a raw memory, at the job's own watermark and finish time) is the evidence that a
+memory existed and pruning removed it (index/status.py). Writing never fails an extraction;
+reading never fails a listing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class PrunedMemory:
+    """A stage-1 row as pruning found it, and when and under which setting it was removed."""
+
+    thread_id: str
+    source_updated_at: int
+    generated_at: int
+    usage_count: int | None
+    last_usage: int | None
+    pruned_at: int
+    max_unused_days: int
+
+    @property
+    def unused_since(self) -> int:
+        """Codex's `COALESCE(last_usage, source_updated_at)`: what the age rule measures."""
+        return self.last_usage if self.last_usage is not None else self.source_updated_at
+
+
+@dataclass(frozen=True)
+class ExtractOutcome:
+    """One of memdeck's extractions: what it produced, at which watermark, finished when."""
+
+    thread_id: str
+    source_updated_at: int
+    outcome: str  # extracted | no_output
+    finished_at: int
+
+
+@dataclass(frozen=True)
+class ExtractLog:
+    """By thread id: the newest prune and the newest extraction memdeck recorded."""
+
+    pruned: dict[str, PrunedMemory] = field(default_factory=dict)
+    outcomes: dict[str, ExtractOutcome] = field(default_factory=dict)
+
+
+def record_pruned(conn: sqlite3.Connection, version: str,
+                  rows: Iterable[PrunedMemory]) -> None:
+    conn.executemany(
+        "INSERT INTO pruned_memories (version, thread_id, source_updated_at, generated_at, "
+        "usage_count, last_usage, pruned_at, max_unused_days) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(version, r.thread_id, r.source_updated_at, r.generated_at, r.usage_count,
+          r.last_usage, r.pruned_at, r.max_unused_days) for r in rows])
+
+
+def record_outcome(conn: sqlite3.Connection, version: str, outcome: ExtractOutcome) -> None:
+    conn.execute(
+        "INSERT INTO extract_outcomes (version, thread_id, source_updated_at, outcome, "
+        "finished_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(version, thread_id) DO UPDATE SET "
+        "source_updated_at = excluded.source_updated_at, outcome = excluded.outcome, "
+        "finished_at = excluded.finished_at",
+        (version, outcome.thread_id, outcome.source_updated_at, outcome.outcome,
+         outcome.finished_at))
+
+
+def read_extract_log(conn: sqlite3.Connection, version: str) -> ExtractLog:
+    """The log for one memory version; empty when it cannot be read."""
+    try:
+        pruned = {}
+        for r in conn.execute(
+                "SELECT thread_id, source_updated_at, generated_at, usage_count, last_usage, "
+                "pruned_at, max_unused_days FROM pruned_memories WHERE version = ? "
+                "ORDER BY pruned_at, id", (version,)):
+            pruned[r[0]] = PrunedMemory(r[0], int(r[1] or 0), int(r[2] or 0), r[3], r[4],
+                                        int(r[5] or 0), int(r[6] or 0))
+        outcomes = {
+            r[0]: ExtractOutcome(r[0], int(r[1] or 0), r[2], int(r[3] or 0))
+            for r in conn.execute("SELECT thread_id, source_updated_at, outcome, finished_at "
+                                  "FROM extract_outcomes WHERE version = ?", (version,))
+        }
+    except sqlite3.Error:
+        return ExtractLog()
+    return ExtractLog(pruned, outcomes)
