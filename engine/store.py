@@ -134,6 +134,7 @@ def _m6_extract_log(db: Database) -> None:
             "source_updated_at": int,
             "outcome": str,  # extracted | no_output
             "finished_at": int,  # the job's finished_at, to the second
+            "detail": str,  # for no_output: why nothing was kept
         },
         pk=("version", "thread_id"),
     )

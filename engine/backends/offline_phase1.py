@@ -35,6 +35,7 @@ from .offline_failures import (
     remembered,
 )
 from .offline_names import cut, fallback_title, rollout_slug, sentences, title_of
+from .offline_reasons import NOTHING_DURABLE, empty_reason
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -216,11 +217,17 @@ class OfflinePhase1:
     model = MODEL_NAME
 
     def extract(self, inp: Phase1Input, session: Session) -> Phase1Output:
+        unread = empty_reason(inp.items)
+        if unread != NOTHING_DURABLE:  # not in a form it reads: nothing kept, and why
+            return Phase1Output("", "", None, MODEL_NAME, empty_reason=unread)
         if inp.version == "v2":  # V2: a summary only (offline_v2.py)
             from .offline_phase1_v2 import extract_v2
 
             summary, slug = extract_v2(inp.items, session.cwd, session.git_branch,
                                        inp.exit_codes)
-            return Phase1Output("", summary, slug, MODEL_NAME)
+            why = "" if summary else NOTHING_DURABLE
+            return Phase1Output("", summary, slug, MODEL_NAME, empty_reason=why)
         r = extract(inp.items, session.cwd, session.git_branch, inp.exit_codes)
-        return Phase1Output(r.raw_memory, r.rollout_summary, r.rollout_slug, MODEL_NAME)
+        why = "" if r.raw_memory and r.rollout_summary else NOTHING_DURABLE
+        return Phase1Output(r.raw_memory, r.rollout_summary, r.rollout_slug, MODEL_NAME,
+                            empty_reason=why)

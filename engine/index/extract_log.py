@@ -43,6 +43,7 @@ class ExtractOutcome:
     source_updated_at: int
     outcome: str  # extracted | no_output
     finished_at: int
+    detail: str = ""  # for no_output: why nothing was kept, in one line
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,12 @@ def record_pruned(conn: sqlite3.Connection, version: str,
 def record_outcome(conn: sqlite3.Connection, version: str, outcome: ExtractOutcome) -> None:
     conn.execute(
         "INSERT INTO extract_outcomes (version, thread_id, source_updated_at, outcome, "
-        "finished_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(version, thread_id) DO UPDATE SET "
-        "source_updated_at = excluded.source_updated_at, outcome = excluded.outcome, "
-        "finished_at = excluded.finished_at",
+        "finished_at, detail) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(version, thread_id) DO "
+        "UPDATE SET source_updated_at = excluded.source_updated_at, "
+        "outcome = excluded.outcome, finished_at = excluded.finished_at, "
+        "detail = excluded.detail",
         (version, outcome.thread_id, outcome.source_updated_at, outcome.outcome,
-         outcome.finished_at))
+         outcome.finished_at, outcome.detail))
 
 
 def read_extract_log(conn: sqlite3.Connection, version: str) -> ExtractLog:
@@ -83,9 +85,9 @@ def read_extract_log(conn: sqlite3.Connection, version: str) -> ExtractLog:
             pruned[r[0]] = PrunedMemory(r[0], int(r[1] or 0), int(r[2] or 0), r[3], r[4],
                                         int(r[5] or 0), int(r[6] or 0))
         outcomes = {
-            r[0]: ExtractOutcome(r[0], int(r[1] or 0), r[2], int(r[3] or 0))
-            for r in conn.execute("SELECT thread_id, source_updated_at, outcome, finished_at "
-                                  "FROM extract_outcomes WHERE version = ?", (version,))
+            r[0]: ExtractOutcome(r[0], int(r[1] or 0), r[2], int(r[3] or 0), r[4] or "")
+            for r in conn.execute("SELECT thread_id, source_updated_at, outcome, finished_at, "
+                                  "detail FROM extract_outcomes WHERE version = ?", (version,))
         }
     except sqlite3.Error:
         return ExtractLog()

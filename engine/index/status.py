@@ -192,7 +192,8 @@ def _no_row(f: StatusFacts, job: Job, cfg: MemoriesConfig, now: float) -> tuple[
         return "no_output", (f"extracted {ago} ago, no raw memory left: nothing durable, or "
                              f"pruned after {days} d unused (max_unused_days); Codex's tables "
                              "do not say which")
-    return "no_output", f"extracted {ago} ago: nothing durable to remember"
+    why = log.detail if mine and log is not None and log.detail else "nothing durable to remember"
+    return "no_output", f"extracted {ago} ago: {why}"
 
 
 def _owner(worker_id: str | None) -> str:

@@ -25,6 +25,9 @@ class Phase1Output:
     model: str
     input_tokens: int = 0
     output_tokens: int = 0
+    # when the output is empty: why, in one line ("nothing durable to remember", or that the
+    # session was in a form the backend could not read); shown as the session's reason
+    empty_reason: str = ""
 
 
 class Phase1Backend(Protocol):

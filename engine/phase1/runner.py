@@ -168,10 +168,11 @@ class Phase1Runner:
         except Exception as e:  # noqa: BLE001 - the bookkeeping must never fail a run
             log.warning("memdeck could not note %d pruned raw memories: %s", len(rows), e)
 
-    def _note_outcome(self, claim: Claim, outcome: str, finished_at: int) -> None:
+    def _note_outcome(self, claim: Claim, outcome: str, finished_at: int,
+                      detail: str = "") -> None:
         try:
             record_outcome(self.store.conn(), self.version, ExtractOutcome(
-                claim.thread_id, claim.watermark, outcome, finished_at))
+                claim.thread_id, claim.watermark, outcome, finished_at, detail))
         except Exception as e:  # noqa: BLE001 - the bookkeeping must never fail an extraction
             log.warning("memdeck could not note the outcome of %s: %s", claim.thread_id, e)
 
@@ -218,10 +219,10 @@ class Phase1Runner:
             empty = raw == "" or summary == ""
         finished = now()
         if empty:
+            why = redact(out.empty_reason) or "nothing durable to remember"
             if db.stage1_no_output(claim, finished):
-                self._note_outcome(claim, "no_output", finished)
-            return ExtractResult(tid, s.rollout_path, "no_output",
-                                 "nothing durable to remember")
+                self._note_outcome(claim, "no_output", finished, why)
+            return ExtractResult(tid, s.rollout_path, "no_output", why)
         if not db.stage1_succeeded(claim, finished, raw, summary, slug):
             return ExtractResult(tid, s.rollout_path, "skipped",
                                  "lost the lease before finishing")
