@@ -18,7 +18,7 @@ facade: `Engine.extract(backend="offline")`, `Engine.consolidate(backend="offlin
 Targets: recall >= 0.8 for every shape, forbidden 0. A benchmark, not a test: it prints
 PASS or FAIL and exits 0 either way (tests/test_quality.py asserts the targets).
 
-    .venv/bin/python bench/quality.py [--version v1|v2|both] [--verbose] [--show ID]
+    .venv/bin/python bench/quality.py [--version v1|v2|both] [--verbose] [--show ID] [--corpus DIR]
 
 `--verbose` lists, per session, the gold items missed and where each forbidden item was
 found. `--show ID` prints one session's raw memory and rollout summary (ID: a corpus file
@@ -144,6 +144,7 @@ class Kept:
     sessions: dict[str, SessionKept]
     files: dict[str, str]  # memory-root relative path -> text
     problems: list[str] = field(default_factory=list)
+    corpus: Path = CORPUS
 
 
 def run_corpus(version: str = "v1", corpus: Path = CORPUS) -> Kept:
@@ -177,7 +178,7 @@ def run_corpus(version: str = "v1", corpus: Path = CORPUS) -> Kept:
                     s.slug = row.rollout_slug
             files = _memory_files(eng.home.memory_root)
     _attach_files(sessions, files)
-    return Kept(version, sessions, files, problems)
+    return Kept(version, sessions, files, problems, corpus)
 
 
 def _memory_files(root: Path) -> dict[str, str]:
@@ -348,8 +349,9 @@ def passes(rows: list[ShapeRow]) -> bool:
 
 def print_table(kept: Kept, scores: list[SessionScore], verbose: bool) -> list[ShapeRow]:
     rows = by_shape(scores)
+    where = kept.corpus.relative_to(REPO) if kept.corpus.is_relative_to(REPO) else kept.corpus
     print(f"quality of the offline memory ({kept.version}): {len(scores)} sessions of "
-          f"{CORPUS.relative_to(REPO)}/")
+          f"{where}/")
     for p in kept.problems:
         print(f"  problem: {p}")
     print(f"  {'shape':<22} {'sessions':>8} {'recall':>14} {'forbidden':>10}")
@@ -393,6 +395,8 @@ def _place_text(kept: Kept, place: str) -> str:
 
 def print_results(kept: Kept, rows: list[ShapeRow]) -> None:
     prefix = "quality" if kept.version == "v1" else f"quality.{kept.version}"
+    if kept.corpus != CORPUS:  # another corpus (the held-out one): its own figures
+        prefix = f"{prefix}.{kept.corpus.name}"
     for r in rows:
         print(f"RESULT {prefix}.{r.shape}.recall={r.recall:.4f}")
         print(f"RESULT {prefix}.{r.shape}.forbidden={r.forbidden}")
@@ -431,10 +435,15 @@ def main() -> None:
                     help="per session: missed gold items and where forbidden ones were found")
     ap.add_argument("--show", metavar="ID", action="append", default=[],
                     help="print one session's raw memory and summary (repeatable)")
+    ap.add_argument("--corpus", metavar="DIR", type=Path, default=CORPUS,
+                    help="a corpus folder with its gold.json (default tests/fixtures/quality;"
+                         " tests/fixtures/quality_heldout was written without reading the "
+                         "extractor)")
     args = ap.parse_args()
-    gold = load_gold()
+    corpus = args.corpus.resolve()
+    gold = load_gold(corpus / "gold.json")
     for version in (("v1", "v2") if args.version == "both" else (args.version,)):
-        kept = run_corpus(version)
+        kept = run_corpus(version, corpus)
         scores = score(gold, kept)
         rows = print_table(kept, scores, args.verbose)
         print_results(kept, rows)
