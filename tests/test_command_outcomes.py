@@ -357,6 +357,14 @@ def test_a_command_still_running_takes_the_code_its_event_recorded(tmp_path) -> 
     assert outcomes(path) == [("npm run e2e", 0, SUCCESS)]
 
 
+def test_a_bare_verdict_gives_way_to_the_line_that_names_the_failure() -> None:
+    go = ("--- FAIL: TestCreateOrder_Discount (0.00s)\n"
+          "    service_test.go:58: total = 8999, want 9000\nFAIL\n"
+          "FAIL\tgitee.com/jiuzhou/order-service/internal/order\t0.014s\nFAIL\n")
+    assert reason(go) == "--- FAIL: TestCreateOrder_Discount (0.00s)"
+    assert reason("FAILED\n") == "FAILED"  # nothing better: the verdict itself
+
+
 def test_the_reason_is_the_telling_line() -> None:
     assert reason("Traceback (most recent call last):\n  File \"a.py\", line 3\n"
                   "geo.errors.InvalidGeometry: ring not closed\n") == \

@@ -62,9 +62,10 @@ MAX_CHANGE_LINES = 2  # a fix that adds this few lines is quoted in the memory
 _COMMENT = re.compile(r"^\s*(#|//|--|/\*|\*|;)")
 _SEPARATOR = re.compile(r"^[\W_]+$|^[=\-_*#~]{3,}.*[=\-_*#~]{3,}$")
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)\b")
-_ERROR_START = re.compile(r"^(?:E\s{2,}|error\b|error\[|fatal\b|ERROR\b|FAILED\b|FAIL\b|"
-                          r"panicked\b|thread '.*' panicked|npm ERR!|✗|×)", re.I)
+_ERROR_START = re.compile(r"^(?:E\s{2,}|-{2,3} FAIL:|error\b|error\[|fatal\b|ERROR\b|FAILED\b|"
+                          r"FAIL\b|panicked\b|thread '.*' panicked|npm ERR!|✗|×)", re.I)
 _SECOND = re.compile(r"^(?:Error|ERROR):")
+_BARE_VERDICT = re.compile(r"^(?:FAIL|FAILED|ERROR|error)\b\S*(?:\s+\S+){0,2}$")
 _ERROR_WORD = re.compile(r"\b(error|failed|failure|exception|denied|not found|no such|"
                          r"cannot|can't|unable|invalid|refused|timed out|expired)\b", re.I)
 
@@ -247,7 +248,10 @@ def reason(output: str, limit: int = 200) -> str:
         exc = [ln for ln in lines if _EXCEPTION.match(ln)]
         pick = exc[-1] if exc else lines[-1]
     else:
-        starts = [ln for ln in lines if _ERROR_START.match(ln)]
+        # a bare verdict (`FAIL`, `FAILED`, `ERROR`) says less than the line that names what
+        # failed (go test's `--- FAIL: TestX`, the `ok`/`FAIL` package lines around it)
+        starts = sorted((ln for ln in lines if _ERROR_START.match(ln)),
+                        key=lambda ln: _BARE_VERDICT.match(ln) is not None)
         pick = next(iter(starts), next((ln for ln in lines if _ERROR_WORD.search(ln)),
                                        lines[-1]))
         more = [ln for ln in starts[1:] if ln != pick and _SECOND.match(ln)]
