@@ -344,3 +344,58 @@ def test_no_harness_text_is_left_in_any_corpus_sessions_words(path: Path) -> Non
                         "interrupted the previous turn", "<skill>", "consider the user input",
                         "Traceback (most recent", "|---", "@mailinator.com"):
             assert harness not in words.text, (harness, words.text[:80])
+
+
+# -- found on the held-out corpus (tests/fixtures/quality_heldout/) -----------------------------
+
+BRIEF = """# Changelog writer
+
+You are preparing the changelog for a new release of this repository. Work through the steps
+below in order.
+
+## Inputs
+
+- Version and notes from the user: v3.1.0, mention the new `--dry-run` flag
+- Repository: the current working directory
+
+## Steps
+
+1. Find the previous tag with `git describe --tags --abbrev=0`.
+2. Always write in the Keep a Changelog format and never include commit hashes.
+3. Prefer user-facing wording over implementation detail.
+4. Add the result to `CHANGELOG.md` under a new `## [<version>] - <YYYY-MM-DD>` heading.
+   Do not touch older entries.
+
+## Output
+
+Reply with the section you added, and list any commit you could not classify.
+"""
+
+
+def test_a_brief_to_the_agent_in_numbered_steps_is_a_template_and_only_its_argument_counts():
+    w = words_of_text(BRIEF)
+    assert w.template
+    assert w.text == "v3.1.0, mention the new `--dry-run` flag"
+    assert "Keep a Changelog" not in w.text and "Prefer" not in w.text
+
+
+def test_a_long_request_the_user_wrote_is_not_a_template():
+    mine = ("## Context\n\nThe importer drops rows. " + "It matters for billing. " * 20 +
+            "\n\n## What I want\n\nWe always use pnpm. Fix the importer and add a test.")
+    w = words_of_text(mine)
+    assert not w.template and "We always use pnpm." in w.text
+
+
+def test_a_name_from_pasted_rows_is_scrubbed_from_the_users_sentence_too():
+    text = ('The importer rejects these rows:\n\nname,email,phone,address\n'
+            '"Ciarán O\'Donovan",ciaran@example.org,+44 7700 900417,"Flat 3, 27 Lindqvist Road, '
+            'Bristol BS9 4QX"\n"Renée Duvall-Park",renee@example.net,+1 555-0142,"1180 Orchard '
+            'Lane, Springfield, OR 97477"\n\nThe error is `invalid name "Ciarán O\'Donovan"`. '
+            'Fix the validator.')
+    w = words_of_text(text)
+    assert "O'Donovan" not in w.text and "[REDACTED_NAME]" in w.text
+    assert "Fix the validator." in w.text
+    [block] = w.pasted
+    assert block.kind == "csv"  # quoted commas do not split a field
+    assert block.describe() == "CSV data (2 rows): columns: name, email, phone, address"
+    assert "Lindqvist" not in block.describe() and "Orchard" not in block.describe()

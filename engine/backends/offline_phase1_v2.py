@@ -186,10 +186,12 @@ def extract_v2(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
     `exit_codes`: call_id → exit code from the session's events (`Phase1Input.exit_codes`)."""
     tasks, folders = _tasks(items, exit_codes)
     words = sum(word_count(t.request) + sum(word_count(s) for s in t.said) for t in tasks)
-    tool_use = any(t.commands or t.files for t in tasks)
+    # what the session did: a change, or a command that is more than a look-up (`git log`,
+    # `cat`, `rg`: the answer to a question, not work to remember)
+    tool_use = any(t.files or any(not is_probe(r.command) for r in t.commands) for t in tasks)
     stated = any(p.search(s) for t in tasks for text in [t.request, *t.said]
                  for s in _sentences(text) for _, p in _DURABLE)
-    # a question answered from what the model knows, with no tool run and nothing the user
+    # a question answered from what the model knows or a look-up, with nothing the user
     # stated for later, is not a memory (the V1 extractor's rule too)
     if not tasks or (not tool_use and (words < 4 or not stated)):
         return "", None

@@ -17,6 +17,7 @@ a colon in it stays prose.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from collections.abc import Callable
@@ -99,7 +100,11 @@ class Pasted:
             line = "columns: " + ", ".join(c for c in cells if c)
         elif self.kind == "csv":
             sep = "\t" if "\t" in lines[0] else ","
-            line = "columns: " + ", ".join(c.strip() for c in lines[0].split(sep))
+            cells = [c.strip() for c in _fields(lines[0], sep)]
+            # a header names its columns; a first row of values (no header pasted) is data,
+            # never repeated
+            header = all(_HEADER_CELL.fullmatch(c) for c in cells)
+            line = ("columns: " + ", ".join(cells)) if header else f"{len(cells)} columns"
         elif self.kind == "data":
             keys = [m.group("key").strip() for ln in lines if (m := _KEY_VALUE.match(ln))]
             line = "fields: " + ", ".join(dict.fromkeys(keys))
@@ -240,13 +245,23 @@ def _log(lines: list[str], i: int) -> int:
     return j if strong or j - i >= 2 else 0
 
 
+_HEADER_CELL = re.compile(r"[A-Za-z_][\w .()/#-]{0,40}")
+
+
+def _fields(line: str, sep: str) -> list[str]:
+    try:
+        return next(csv.reader([line], delimiter=sep))
+    except (csv.Error, StopIteration):
+        return line.split(sep)
+
+
 def _csv(lines: list[str], i: int) -> int:
     def shape(ln: str) -> tuple[str, int]:
         sep = "\t" if ln.count("\t") >= 1 else ","
-        fields = ln.split(sep)
+        fields = _fields(ln, sep)  # quote-aware: `"Flat 3, 27 Lindqvist Road"` is one field
         if len(fields) < 3 if sep == "," else len(fields) < 2:
             return sep, 0
-        if any(len(f.split()) > 5 for f in fields) or _SENTENCE_END.search(ln):
+        if any(len(f.split()) > 5 for f in ln.split(sep)) or _SENTENCE_END.search(ln):
             return sep, 0
         return sep, len(fields)
 

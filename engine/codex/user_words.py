@@ -43,6 +43,10 @@ _TEMPLATE_SIGNS = re.compile(
     r"description)\b)|(?m:^---\n(?:description|name|argument-hint):)")
 _UNFILLED = re.compile(r"^\s*(\$ARGUMENTS|\{ARGS\}|\{\{\s*\w+\s*\}\})\s*$")
 TEMPLATE_MIN_CHARS = 600
+_AGENT_BRIEF = re.compile(r"(?m)^(?:You are|You will|You're|Your (?:task|job|role) is)\b")
+_STEPS = re.compile(r"(?m)^[ \t]*\d+[.)][ \t]+\S")
+_INLINE_ARGS = re.compile(r"(?im)^[ \t]*[-*]?[ \t]*[^\n:]{0,60}?\b(?:from the user|user input|"
+                          r"arguments?)[ \t]*:[ \t]*(?P<args>\S.*)$")
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,11 @@ def template_arguments(text: str) -> tuple[bool, str]:
     structured = len(text) >= TEMPLATE_MIN_CHARS and len(_HEADING.findall(text)) >= 2
     if structured and _TEMPLATE_SIGNS.search(text):
         return True, ""
+    if structured and _AGENT_BRIEF.search(text) and len(_STEPS.findall(text)) >= 3:
+        # a custom prompt of one's own kind: a brief to the agent ("You are …") in numbered
+        # steps; its rules are the template's, only a labelled argument line is the user's
+        m = _INLINE_ARGS.search(text)
+        return True, m.group("args").strip() if m else ""
     return False, text
 
 
@@ -85,7 +94,29 @@ def words_of_text(text: str) -> UserWords:
     template, request = template_arguments(request)
     prose, pasted = split_pasted(request)
     mentioned = tuple(scrub_personal(f) for f in mentioned_files(text))
-    return UserWords(scrub_personal(prose), tuple(pasted), template, mentioned)
+    return UserWords(scrub_personal(_without_pasted_names(prose, pasted)), tuple(pasted),
+                     template, mentioned)
+
+
+_PERSON = re.compile(r"[^\W\d_][\w'’.-]*(?: [^\W\d_][\w'’.-]*){1,3}")
+
+
+def _without_pasted_names(prose: str, pasted: list[Pasted]) -> str:
+    """A person's name from pasted rows (a CSV's or a table's cell such as `Ciarán
+    O'Donovan`) is personal data in the user's own sentence too (`invalid name "Ciarán
+    O'Donovan"`): replaced by its marker wherever the prose repeats it."""
+    names: set[str] = set()
+    for block in pasted:
+        if block.kind not in ("csv", "table", "data"):
+            continue
+        for row in block.text.splitlines()[1:]:  # the first line is the header
+            for cell in re.split(r"[,\t|;]", row):
+                cell = cell.strip().strip('"').strip()
+                if _PERSON.fullmatch(cell) and all(w[0].isupper() for w in cell.split()):
+                    names.add(cell)
+    for name in sorted(names, key=len, reverse=True):
+        prose = prose.replace(name, "[REDACTED_NAME]")
+    return prose
 
 
 def words_of_message(item: dict[str, Any]) -> UserWords | None:
