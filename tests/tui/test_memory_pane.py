@@ -16,9 +16,10 @@ from memdeck.tui.widgets.conflict import ConflictScreen
 from memdeck.tui.widgets.memory_editor import MemoryEditor
 from memdeck.tui.widgets.memory_files import MemoryFileList
 from memdeck.tui.widgets.note import NoteScreen
+from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle
 
-pytest_plugins = ["tests.tui.stable_demo"]  # the stable_engine fixture
+stable_engine = stable_demo.stable_engine  # fixture: the demo home at a fixed path
 
 
 async def open_memory(app: Any, pilot: Any) -> MemoryPane:
