@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
     from .codex.pipeline_snapshot import Stage1Output
     from .codex.rollout import Rollout
     from .codex.settings import KeySpec, all_keys, resolve_key, toml_literal
-    from .codex.transcript import TranscriptEntry
+    from .codex.transcript import BASE_INSTRUCTIONS, TranscriptEntry
     from .formatting import (
         ago,
         human_duration,
@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
         rfc3339_utc,
         time_of_day,
     )
+    from .index.sessions import short_id_length
     from .index.status import STATUSES
     from .memory_folder.accept import AcceptRefused
     from .memory_folder.backup import Backup
@@ -96,6 +97,7 @@ _LAZY: dict[str, str] = {
     "Proposal": ".phase2.proposals", "Rollout": ".codex.rollout",
     "SecretInText": ".memory_folder.edits", "Stage1Output": ".codex.pipeline_snapshot",
     "TranscriptEntry": ".codex.transcript", "WatchActions": ".watch",
+    "BASE_INSTRUCTIONS": ".codex.transcript",
     "WatchEvent": ".watch", "Watcher": ".watch",
     # the TUI's and the CLI's: formats, settings keys, statuses, the home, review state
     "HomeInfo": ".codex.home_info", "ProposalState": ".phase2.review",
@@ -105,6 +107,7 @@ _LAZY: dict[str, str] = {
     "redact_stream": ".redact", "resolve_key": ".codex.settings",
     "rfc3339_utc": ".formatting", "strip_citations": ".codex.citations",
     "time_of_day": ".formatting", "toml_literal": ".codex.settings",
+    "short_id_length": ".index.sessions",
 }
 __all__ += sorted(_LAZY)
 

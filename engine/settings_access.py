@@ -13,6 +13,7 @@ from .codex.home import CodexHome
 from .codex.settings import (
     SettingsFile,
     SettingValue,
+    adjustment_note,
     all_keys,
     coerce_stored,
     parse_value,
@@ -47,8 +48,10 @@ class Settings:
             info = self.home.version_info  # Codex's resolution, not the bare default
             return SettingValue(display_key, info.name, raw is not None, spec.default,
                                 spec.allowed(), spec.help, note=info.reason)
+        adjusted = (adjustment_note(spec, raw, "config.toml") if which == "codex" else
+                    adjustment_note(spec, raw, self.home.memdeck_config_path.name, "memdeck"))
         return SettingValue(display_key, coerce_stored(spec, raw), raw is not None,
-                            spec.default, spec.allowed(), spec.help)
+                            spec.default, spec.allowed(), spec.help, adjusted=adjusted)
 
     def set(self, key: str, value: str) -> SettingValue:
         which, table, spec = resolve_key(key)

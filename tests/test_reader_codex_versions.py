@@ -271,7 +271,10 @@ def test_preview_skips_image_wrappers(home) -> None:
     assert scan_file(path).preview == "What is in this picture?"
     entries = transcript(read_rollout(path))
     assert kinds(entries, "user") == ["What is in this picture?"]
-    assert [e.title for e in entries if e.kind == "context"] == ["image", "image"]
+    # the wrapper tags and the image between them: one marker (docs/codex-format.md
+    # "Transcript markers")
+    assert [(e.kind, e.text) for e in entries if e.title == "image"] == [("marker", "[image]")]
+    assert not [e for e in entries if "image>" in e.text]
 
 
 # --------------------------------------------------------------------------------------

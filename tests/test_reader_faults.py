@@ -555,7 +555,7 @@ def test_subagent_not_interactive_even_when_eligible_by_time(home) -> None:
     home.add("subagent-review.jsonl", idle_hours=8)
     status, reason = _status_of(home)
     assert status == "not_interactive"
-    assert reason.startswith("sub-agent: review session")
+    assert reason.startswith("sub-agent (review) session: Codex takes memories only from")
     assert "{" not in reason  # Codex's raw JSON is never shown
 
 

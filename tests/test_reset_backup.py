@@ -133,3 +133,18 @@ def test_a_backup_cut_short_is_not_left_behind_and_nothing_is_reset(demo: Path,
     assert sorted(p.name for p in backups.iterdir()) == []
     assert tree(demo) == files and rows(demo) == db_rows
     assert Engine.open(demo).backups() == []
+
+
+def test_backups_say_why_they_were_taken(capsys, demo: Path) -> None:
+    assert main(["reset", "--yes", "--json", "--home", str(demo)]) == 0
+    first = json.loads(capsys.readouterr().out)["backup"]["id"]
+    assert main(["restore-backup", first, "--home", str(demo)]) == 0
+    capsys.readouterr()
+    assert main(["backups", "--json", "--home", str(demo)]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [b["reason"] for b in listed] == [f"before restore of backup {first}",
+                                             "before reset"]
+    assert main(["backups", "--home", str(demo)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert f"  before restore of backup {first}  " in lines[0]
+    assert lines[1].startswith(first) and "  before reset  " in lines[1]

@@ -244,12 +244,14 @@ class MemdeckApp(App[None]):
         if failed:
             done += f", {failed} failed"
         self.post_message(SessionsChanged())
-        if cancel.is_set():
+        if cancel.is_set() or report.cancelled:
             self.post_message(PipelineFinished(f"cancelled: {done}", None, cancelled=True))
             return
         self.post_message(PipelineProgress("consolidate", 0, 0, done))
-        proposal = self.engine.consolidate()
-        self.post_message(PipelineFinished(done, proposal, cancelled=cancel.is_set()))
+        proposal = self.engine.consolidate()  # not cancellable: a cancel now ends the run after it
+        cancelled = cancel.is_set()
+        self.post_message(PipelineFinished(f"cancelled: {done}" if cancelled else done, proposal,
+                                           cancelled=cancelled))
 
     @on(PipelineProgress)
     def _progress(self, event: PipelineProgress) -> None:
@@ -264,11 +266,19 @@ class MemdeckApp(App[None]):
         self.query_one(PipelineBar).stop()
         self.refresh_bindings()
         self.post_message(MemoryChanged("pipeline"))
-        if event.cancelled:
-            if event.summary != "failed":
-                self.notify(f"Run {event.summary}.", severity="warning")
-            return
         p = event.proposal
+        if event.cancelled:
+            if event.summary == "failed":
+                return
+            if p is None:
+                self.notify(f"Run {event.summary}.", severity="warning")
+                return
+            # cancelled while consolidating: the consolidation under way still finished
+            self.notify(f"Run {event.summary}; the consolidation under way finished: "
+                        f"proposal {p.id} is {'in Review' if p.status == 'pending' else p.status}.",
+                        severity="warning")
+            self.post_message(ProposalReady(p))
+            return
         if p is None:
             self.notify(f"{event.summary}; memory is up to date, nothing to consolidate.")
         elif p.status == "pending":

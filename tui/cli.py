@@ -198,7 +198,7 @@ def cmd_config(args: argparse.Namespace) -> int:
         else:
             for v in values:
                 lit = toml_literal(v.value) if v.value is not None else "(unset)"
-                mark = "" if v.is_set else "  # default"
+                mark = f"  # {v.adjusted}" if v.adjusted else "" if v.is_set else "  # default"
                 print(f"{v.key} = {lit}{mark}")
         return EXIT_OK
     if args.action == "get":
@@ -212,7 +212,8 @@ def cmd_config(args: argparse.Namespace) -> int:
 
         raise MemdeckError(f"{v.key} is not set (Codex uses the provider's default model)")
     else:
-        print(toml_literal(v.value) + (f"  # {v.note}" if v.note else ""))
+        why = v.note or v.adjusted  # derived (the version) or adjusted (a clamped value)
+        print(toml_literal(v.value) + (f"  # {why}" if why else ""))
     return EXIT_OK
 
 
@@ -221,6 +222,8 @@ def _setting_json(v: Any) -> dict[str, Any]:
          "allowed": v.allowed, "help": v.help}
     if v.note:
         d["reason"] = v.note
+    if v.adjusted:
+        d["reason"] = v.adjusted
     return d
 
 

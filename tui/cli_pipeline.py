@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from memdeck.engine import iso_utc, time_of_day
+from memdeck.engine import iso_utc, short_id_length, time_of_day
 
 BACKEND_LABEL = {"offline": "offline (heuristic, no model)", "openai": "openai"}
 
@@ -82,8 +82,9 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     else:
         print(f"backend: {BACKEND_LABEL.get(report.backend, report.backend)}, model "
               f"{report.model} · memory {report.version} · pipeline DB {report.pipeline_db}")
+        width = short_id_length(r.thread_id for r in report.results)
         for r in report.results:
-            print(f"{r.outcome:10} {r.thread_id[:8]:8}  {r.detail}")
+            print(f"{r.outcome:10} {r.thread_id[:width]:{width}}  {r.detail}")
         counts = ", ".join(f"{report.count(k)} {k.replace('_', ' ')}" for k in
                            ("extracted", "no_output", "failed", "skipped", "refused")
                            if report.count(k))
@@ -117,6 +118,7 @@ def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         return 0
     where = engine.home_info()
     print(f"memory {where.memory_version} · {where.pipeline_db}", file=sys.stderr)
+    width = short_id_length(m.thread_id for m in rows)
     for m in rows:
         sel = "in memory" if m.selected_for_phase2 else "pending consolidation"
         first = next((ln for ln in m.raw_memory.splitlines()
@@ -124,7 +126,7 @@ def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         if not m.raw_memory.strip():  # v2 keeps only the summary: show its first line
             first = next((ln.lstrip("# ").strip() for ln in m.rollout_summary.splitlines()
                           if ln.strip()), "")
-        print(f"{m.thread_id[:8]}  {iso_utc(m.generated_at)}  cited {m.usage_count or 0}×  "
+        print(f"{m.thread_id[:width]}  {iso_utc(m.generated_at)}  cited {m.usage_count or 0}×  "
               f"{sel:21}  {m.rollout_slug or '-'}  {first[:60]}")
     return 0
 
@@ -189,13 +191,13 @@ def cmd_reset(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
 def cmd_backups(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     rows = engine.backups()
     if args.json:
-        print_json([{"id": b.id, "created_at": iso_utc(b.created_at), "path": str(b.path)}
-                    for b in rows])
+        print_json([{"id": b.id, "created_at": iso_utc(b.created_at), "reason": b.reason,
+                     "path": str(b.path)} for b in rows])
     elif not rows:
         print("no backups yet (one is taken before every reset)")
     else:
         for b in rows:
-            print(f"{b.id}  {iso_utc(b.created_at)}  {b.path}")
+            print(f"{b.id}  {iso_utc(b.created_at)}  {b.reason_text}  {b.path}")
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from memdeck.engine import ago
+from memdeck.engine import BASE_INSTRUCTIONS, ago, short_id_length
 
 STATUS_STYLE = {
     "extracted": "bold green",
@@ -38,7 +39,8 @@ def sessions_table(sessions: list[Any], now: float, title: str | None = None) ->
                   title_justify="left")
     table.add_column("updated", no_wrap=True, width=10)
     table.add_column("project", no_wrap=True, max_width=14, overflow="ellipsis")
-    table.add_column("id", no_wrap=True, width=8)
+    id_width = short_id_length(s.id for s in sessions)  # unique among the listed sessions
+    table.add_column("id", no_wrap=True, width=id_width)
     table.add_column("status", no_wrap=True, width=15)
     table.add_column("reason", ratio=3, overflow="fold")
     table.add_column("preview", ratio=2, no_wrap=True, overflow="ellipsis")
@@ -46,7 +48,7 @@ def sessions_table(sessions: list[Any], now: float, title: str | None = None) ->
         table.add_row(
             ago(s.updated_at, now),
             escape(s.project),
-            (s.id or "—")[:8],
+            (s.id or "—")[:id_width],
             Text(s.status, style=STATUS_STYLE.get(s.status, "")),
             escape(s.reason),
             escape(s.preview or "—"),
@@ -88,18 +90,60 @@ ROLE_STYLE = {
     "meta": ("magenta", "meta"),
     "agent": ("cyan", "agent"),
     "event": ("dim", "event"),
+    "marker": ("dim", "marker"),
 }
 
 
-def _body(entry: Any, max_lines: int) -> Any:
+def heading(entry: Any) -> tuple[str, str, str]:
+    """(style, role label, what the title adds): "assistant · commentary" adds "commentary",
+    a title equal to the label adds nothing, so no role is printed twice."""
+    style, label = ROLE_STYLE.get(entry.kind, ("", entry.kind))
+    title = entry.title
+    if title.startswith(label + " · "):
+        title = title[len(label) + 3:]
+    return style, label, "" if title in (label, entry.kind) else title
+
+
+def one_line(entry: Any) -> str | None:
+    """The line that stands for an entry shown collapsed to one line, else None: the base
+    instructions, an image, a compaction (docs/codex-format.md "Transcript markers")."""
+    if entry.kind == "developer" and entry.title == BASE_INSTRUCTIONS:
+        n = len(entry.text.splitlines())
+        return f"{BASE_INSTRUCTIONS} ({n} line{'s' if n != 1 else ''})"
+    if entry.kind == "marker":
+        return str(entry.text)
+    return None
+
+
+def tool_call_code(entry: Any) -> tuple[str, str]:
+    """(code, lexer) of a tool call: a patch as a diff, a shell command as the command line
+    (an `apply_patch` argv as its patch), other arguments as indented JSON."""
     text = entry.text
+    if entry.extra.get("type") == "custom_tool_call" or text.lstrip().startswith("*** Begin Patch"):
+        return text, "diff"
+    try:
+        args = json.loads(text)
+    except ValueError:
+        return text, "text"
+    cmd = None
+    if isinstance(args, dict):
+        cmd = next((args[k] for k in ("command", "cmd", "script") if k in args), None)
+    if isinstance(cmd, list) and all(isinstance(c, str) for c in cmd):
+        if len(cmd) == 2 and cmd[0] == "apply_patch":
+            return cmd[1], "diff"
+        cmd = " ".join(cmd[2:] if cmd[:2] in (["bash", "-lc"], ["sh", "-c"]) else cmd)
+    if isinstance(cmd, str):
+        return cmd, "bash"
+    return json.dumps(args, indent=2, ensure_ascii=False), "json"
+
+
+def _body(entry: Any, max_lines: int) -> Any:
+    text = tool_call_code(entry)[0] if entry.kind == "tool_call" else entry.text
     lines = text.splitlines()
     if len(lines) > max_lines:
         text = "\n".join(lines[:max_lines]) + f"\n… {len(lines) - max_lines} more lines"
-    if entry.kind == "tool_call" and entry.extra.get("type") == "custom_tool_call":
-        return Syntax(text, "diff", theme="ansi_dark", word_wrap=True)
     if entry.kind == "tool_call":
-        return Syntax(text, "json", theme="ansi_dark", word_wrap=True)
+        return Syntax(text, tool_call_code(entry)[1], theme="ansi_dark", word_wrap=True)
     return Text(text, style="dim" if entry.dim else "")
 
 
@@ -112,25 +156,36 @@ def print_session(detail: Any, now: float, console: Console | None = None) -> No
     head.add_row("id", s.id or "—")
     head.add_row("status", Text(f"{s.status}: {s.reason}", style=STATUS_STYLE.get(s.status, "")))
     head.add_row("cwd", escape(s.cwd or "—"))
-    head.add_row("source", escape(s.source_label if s.source_label.lower() == (s.source or "")
-                                  else f"{s.source_label} ({s.source or '—'})"))
+    source = s.source_label  # Codex's own word beside it when it is a word, never its JSON
+    if s.source and s.source.lower() != source.lower() and not s.source.startswith("{"):
+        source += f" ({s.source})"
+    head.add_row("source", escape(source))
     head.add_row("updated", ago(s.updated_at, now))
     head.add_row("memory mode", s.memory_mode)
-    head.add_row("rollout", escape(str(s.rollout_path)))
     if detail.problems:
         head.add_row("problems", escape("; ".join(
             f"line {p['line']}: {p['message']}" for p in detail.problems[:5])))
     if detail.pending_bytes:
         head.add_row("pending", f"{detail.pending_bytes} bytes of an unfinished last line")
     console.print(Panel(head, title="session", title_align="left"))
+    # whole and on one line that the terminal wraps, so it can be copied
+    console.print(Text.assemble(("rollout ", "bold"), str(s.rollout_path)), soft_wrap=True)
+    console.print()
     for e in detail.entries:
-        style, label = ROLE_STYLE.get(e.kind, ("", e.kind))
+        style, label, extra = heading(e)
+        line = one_line(e)
+        if line is not None:
+            marker = Text(line if e.kind == "marker" else f"{label} {line}", style="dim")
+            marker.append(f"  line {e.line_no}", style="dim")
+            console.print(marker)
+            console.print()
+            continue
         title = Text(f"{label}", style=style)
-        if e.title not in (label, e.kind):
-            title.append(f" {e.title}", style="dim")
+        if extra:
+            title.append(f" {extra}", style="dim")
         title.append(f"  line {e.line_no}", style="dim")
         console.print(title)
-        max_lines = 12 if e.kind in ("tool_output", "context") else 60
+        max_lines = 12 if e.kind in ("tool_output", "context", "developer") else 60
         parts: list[Any] = [_body(e, max_lines)]
         if e.citation is not None:
             ids = ", ".join(e.citation.rollout_ids) or "none"

@@ -155,6 +155,21 @@ def coerce_stored(spec: KeySpec, value: Any) -> Any:
     return value if isinstance(value, str) and value else spec.default
 
 
+def adjustment_note(spec: KeySpec, raw: Any, file_name: str, reader: str = "Codex") -> str:
+    """Why the value Codex uses is not the one the file holds ('' when it is): an integer
+    outside Codex's range is clamped, a value of the wrong type reads as the default."""
+    if raw is None:
+        return ""
+    used = coerce_stored(spec, raw)
+    if used == raw and type(used) is type(raw):
+        return ""
+    if spec.kind == "int" and isinstance(raw, int) and not isinstance(raw, bool):
+        lo, hi = spec.int_range()
+        return f"{file_name} says {raw}; {reader} clamps it to {used} ({lo} to {hi})"
+    return (f"{file_name} says {toml_literal(raw)}, not {spec.allowed()}; "
+            f"{reader} uses the default {toml_literal(used)}")
+
+
 def toml_literal(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -301,6 +316,7 @@ class SettingValue:
     allowed: str
     help: str
     note: str = ""  # why the value is what it is, when memdeck derives it (the version)
+    adjusted: str = ""  # why Codex uses another value than the file holds (`adjustment_note`)
 
 
 def resolve_key(key: str) -> tuple[str, str | None, KeySpec]:

@@ -4,17 +4,27 @@ injected context marked, citation blocks parsed.
 Each turn is shown once, from the response items. The events that repeat them — legacy
 `user_message` / `agent_message`, 0.169's `item_completed` `UserMessage` / `AgentMessage` /
 `CommandExecution` — are not turns; they only lend a tool output the exit code its own text
-does not carry."""
+does not carry.
+
+Three things are shown as less than Codex wrote (docs/codex-format.md "Transcript markers"):
+the base instructions (the session_meta's `base_instructions`, repeated as the first
+developer message) keep their text but get the title `base instructions`; an attached image
+is one `marker` entry `[image]`, its `<image …>` / `</image>` wrapper parts dropped; a
+compaction (`compacted` line, `context_compacted` event, one marker for the pair) is a
+`marker` entry "context compacted here"."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from .citations import CitationJSON, MemoryCitation, citation_json, parse_message
 from .fragments import is_context_fragment, is_image_tag, is_instructions_fragment
 from .rollout import (
     AgentMessage,
+    Compacted,
+    ContentPart,
     EventMsg,
     Message,
     Reasoning,
@@ -53,7 +63,7 @@ class TranscriptEntry:
     line_no: int
     timestamp: str | None
     kind: str  # user | assistant | developer | context | tool_call | tool_output | reasoning |
-    #            event | meta | agent | other
+    #            event | meta | agent | marker (image, compaction) | other
     title: str
     text: str
     dim: bool = False  # harness context: environment, AGENTS.md, skills
@@ -90,31 +100,81 @@ def output_title(exit_code: int | None, running: bool = False) -> str:
     return "still running" if running else "output"
 
 
+BASE_INSTRUCTIONS = "base instructions"  # title of the developer entry that holds them
+IMAGE_MARKER = "[image]"
+COMPACTION_MARKER = "context compacted here"
+_IMAGE_PART_TYPES = frozenset({"input_image", "image"})
+_ONLY_IMAGE_TAGS = re.compile(r"(?:\s*</?image(?:\s[^<>]*)?>)+\s*", re.IGNORECASE)
+_IMAGE_OPEN = re.compile(r"<image[\s>]", re.IGNORECASE)
+
+
+def base_instructions_text(rollout: Rollout) -> str | None:
+    """The first session_meta's `base_instructions` (`{"text": …}` or a bare string)."""
+    for line in rollout.lines:
+        if isinstance(line.item, SessionMeta):
+            value: Any = line.item.raw.get("base_instructions")
+            if isinstance(value, dict):
+                value = value.get("text")
+            return value.strip() if isinstance(value, str) and value.strip() else None
+    return None
+
+
+def is_base_instructions(text: str, base: str | None) -> bool:
+    """A developer message that is the model's base instructions: the session_meta's text, or
+    (a rollout without it) Codex's own opening words."""
+    t = text.strip()
+    if base is not None:
+        return t == base
+    return t.startswith("You are Codex") and t.count("\n") >= 20
+
+
+def _user_parts(line_no: int, ts: str | None, parts: tuple[ContentPart, ...]
+                ) -> list[TranscriptEntry]:
+    """A user message's parts: text as user or context, one `[image]` per attached image
+    (its wrapper tags and the image itself make one marker)."""
+    out: list[TranscriptEntry] = []
+    wrapped = 0  # `<image …>` tags whose image part has not come yet
+    for part in parts:
+        if part.type in _IMAGE_PART_TYPES:
+            if wrapped:
+                wrapped -= 1
+            else:
+                out.append(TranscriptEntry(line_no, ts, "marker", "image", IMAGE_MARKER, True))
+            continue
+        if not part.text:
+            continue
+        if _ONLY_IMAGE_TAGS.fullmatch(part.text) or is_image_tag(part.text):
+            opened = len(_IMAGE_OPEN.findall(part.text))
+            closed = part.text.lower().count("</image>")
+            out.extend(TranscriptEntry(line_no, ts, "marker", "image", IMAGE_MARKER, True)
+                       for _ in range(opened))
+            wrapped = max(0, wrapped + opened - closed)
+            continue
+        ctx = is_instructions_fragment(part.text) or is_context_fragment(part.text)
+        out.append(TranscriptEntry(line_no, ts, "context" if ctx else "user",
+                                   "context" if ctx else "user", part.text, ctx))
+    return out
+
+
 def transcript(rollout: Rollout, include_events: bool = False) -> list[TranscriptEntry]:
     out: list[TranscriptEntry] = []
     codes = command_exit_codes(rollout)
+    base = base_instructions_text(rollout)
+    compacted_at: int | None = None  # index of the last compaction marker
     for line in rollout.lines:
         it = line.item
         ts = line.timestamp
         if isinstance(it, Message):
             if it.role == "user":
-                for part in it.content:
-                    if not part.text:
-                        continue
-                    if is_image_tag(part.text):
-                        out.append(TranscriptEntry(line.line_no, ts, "context", "image",
-                                                   part.text, True))
-                        continue
-                    ctx = is_instructions_fragment(part.text) or is_context_fragment(part.text)
-                    out.append(TranscriptEntry(line.line_no, ts, "context" if ctx else "user",
-                                               "context" if ctx else "user", part.text, ctx))
+                out.extend(_user_parts(line.line_no, ts, it.content))
             elif it.role == "assistant":
                 cit = parse_message(it.text)
                 out.append(TranscriptEntry(line.line_no, ts, "assistant",
                                            f"assistant{' · ' + it.phase if it.phase else ''}",
                                            it.text, citation=cit))
             else:
-                out.append(TranscriptEntry(line.line_no, ts, "developer", it.role, it.text, True))
+                title = BASE_INSTRUCTIONS if is_base_instructions(it.text, base) else it.role
+                out.append(TranscriptEntry(line.line_no, ts, "developer", title, it.text, True))
         elif isinstance(it, ToolCall):
             out.append(TranscriptEntry(line.line_no, ts, "tool_call", it.name, it.arguments,
                                        extra={"call_id": it.call_id, "type": it.kind}))
@@ -138,6 +198,13 @@ def transcript(rollout: Rollout, include_events: bool = False) -> list[Transcrip
                                            f"memory_mode = {it.memory_mode}", True))
         elif isinstance(it, TurnContext):
             continue
+        elif isinstance(it, Compacted) or (isinstance(it, EventMsg)
+                                           and it.kind == "context_compacted"):
+            # Codex writes both for one compaction: the second is the same marker
+            if compacted_at is None or any(e.kind != "event" for e in out[compacted_at + 1:]):
+                compacted_at = len(out)
+                out.append(TranscriptEntry(line.line_no, ts, "marker", "compaction",
+                                           COMPACTION_MARKER, True))
         elif isinstance(it, EventMsg):
             if include_events:
                 out.append(TranscriptEntry(line.line_no, ts, "event", it.kind, it.message or "",

@@ -25,6 +25,7 @@ from ..codex.fragments import (
     legacy_meta_payload,
     stored_source,
     user_prompt_from_payload,
+    user_request,
 )
 from ..codex.line_problems import (
     BINARY_FILE,
@@ -292,10 +293,17 @@ def _take_event_preview(st: ScanState, obj: Any) -> bool:
     payload = obj.get("payload") if isinstance(obj, dict) else None
     if isinstance(payload, dict) and payload.get("type") == "user_message":
         msg = payload.get("message")
+        # the request, not the IDE context around it (docs/codex-format.md "Injected fragments")
         if isinstance(msg, str) and msg.strip():
-            st.preview_event = _clip(msg)
+            st.preview_event = _clip(_request_of(msg))
             return True
     return False
+
+
+def _request_of(text: str) -> str:
+    """The preview's text: the request under a VS Code / Desktop wrapper, else the text as it
+    is (what counts as a user message, for the status, does not change)."""
+    return user_request(text) or text
 
 
 def _take_turn_context(st: ScanState, payload: Any) -> None:
@@ -333,7 +341,7 @@ def _take_meta_payload(st: ScanState, p: dict[str, Any], line_no: int) -> None:
 
 
 def _take_item_preview(st: ScanState, payload: Any) -> None:
-    text = user_prompt_from_payload(payload)
+    text = _request_of(user_prompt_from_payload(payload))
     if text:
         st.preview_item = _clip(text)
 

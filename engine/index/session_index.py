@@ -33,9 +33,10 @@ log = logging.getLogger(__name__)
 PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
 BATCH_FILES = 32
 # What the scanner makes of a file. Bumped when that changes (2: a session_meta without
-# `source` reads as vscode, as Codex reads it), so that rows written by an older scanner are
-# scanned again once instead of being trusted because the file did not change.
-SCAN_VERSION = "2"
+# `source` reads as vscode, as Codex reads it; 3: the preview is the user's request, not the
+# VS Code / Desktop wrapper around it), so that rows written by an older scanner are scanned
+# again once instead of being trusted because the file did not change.
+SCAN_VERSION = "3"
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ extract log and the config."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from ..clock import parse_iso
@@ -62,12 +63,20 @@ class Session(NamedTuple):
 
     @property
     def project(self) -> str:
-        # os.path, not Path: called for every row of a 10,000-session listing
-        return os.path.basename(self.cwd.rstrip("/\\")) or self.cwd if self.cwd else "?"
+        return project_name(self.cwd)
 
     @property
     def started_ts(self) -> float | None:
         return parse_iso(self.started_at)
+
+
+def project_name(cwd: str | None) -> str:
+    """The cwd's last folder, for a POSIX and a Windows path alike (`C:\\Users\\me\\shop` →
+    `shop`); string methods, not Path: called for every row of a 10,000-session listing."""
+    if not cwd:
+        return "?"
+    trimmed = cwd.rstrip("/\\")
+    return trimmed[max(trimmed.rfind("/"), trimmed.rfind("\\")) + 1:] or cwd
 
 
 def normalize_iso(text: str | None) -> str | None:
@@ -154,7 +163,8 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
 
 
 def find_session(sessions: list[Session], key: str) -> Session:
-    """By full id, unique id prefix (4+ characters) or rollout path."""
+    """By full id, unique id prefix (4+ characters, any length up to the full id) or rollout
+    path. An ambiguous prefix names, in one line, the sessions it matches."""
     k = key.strip().lower()
     exact = [s for s in sessions if s.id == k or s.rollout_path == key
              or os.path.basename(s.rollout_path) == key]
@@ -165,5 +175,34 @@ def find_session(sessions: list[Session], key: str) -> Session:
         if pref and len({s.id for s in pref}) == 1:  # one thread (maybe also in archive)
             return min(pref, key=lambda s: (s.archived, -s.updated_at))
         if len(pref) > 1:
-            raise NotFound(f"{key!r} matches {len(pref)} sessions; give more of the id")
+            raise NotFound(_ambiguous(key, pref))
     raise NotFound(f"no session {key!r} in this home (see `memdeck sessions`)")
+
+
+SHORT_ID = 8  # the fewest characters of an id shown where ids are shown short
+
+
+def short_id_length(ids: Iterable[str | None], shortest: int = SHORT_ID) -> int:
+    """How many leading characters (at least `shortest`) tell these ids apart: sub-agents
+    spawned in the same second share their first 8 (ids are UUIDv7, time first)."""
+    distinct = sorted({i for i in ids if i})
+    n = shortest
+    # sorted: each id shares its longest prefix with a neighbour
+    for a, b in zip(distinct, distinct[1:], strict=False):
+        n = max(n, len(os.path.commonprefix([a, b])) + 1)
+    return min(n, max(map(len, distinct), default=n))
+
+
+def _ambiguous(key: str, matches: list[Session], shown: int = 4) -> str:
+    by_id = {s.id: s for s in sorted(matches, key=lambda s: (s.archived, -s.updated_at))}
+    width = short_id_length(by_id)
+    parts = [f"{i[:width]} ({_one_line(s.preview) or s.project})"
+             for i, s in list(by_id.items())[:shown] if i]
+    more = f", and {len(by_id) - shown} more" if len(by_id) > shown else ""
+    return (f"{key!r} matches {len(by_id)} sessions: {', '.join(parts)}{more}; "
+            "give more of the id")
+
+
+def _one_line(text: str, width: int = 40) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -55,14 +55,20 @@ class StatusFacts(NamedTuple):
     phase2_rank: int | None = None  # the row's place in phase 2's ranking; None: not ranked
 
 
+def _kind_in_words(label: str) -> str:
+    """"sub-agent: review" as "sub-agent (review)", so that the reason reads as a sentence."""
+    kind, sep, name = label.partition(": ")
+    return f"{kind} ({name})" if sep else label
+
+
 def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
     if not f.readable:
         return "unreadable", f.unreadable_reason or "cannot be read as a rollout"
     if f.archived:
         return "archived", "archived: Codex never takes memories from archived sessions"
     if f.source not in INTERACTIVE_SOURCES:
-        return "not_interactive", (f"{f.source_label} session: Codex takes memories only from "
-                                   "interactive sessions (source cli or vscode)")
+        return "not_interactive", (f"{_kind_in_words(f.source_label)} session: Codex takes "
+                                   "memories only from interactive sessions (CLI or VS Code)")
     if f.memory_mode == "disabled":
         if f.memory_mode_origin == "start":
             why = "memory generation was off when this session started"

@@ -3,7 +3,8 @@ restores byte for byte.
 
 A backup is `memdeck/backups/<UTC timestamp>.tar.gz` holding the memory roots
 (`memories/`, `memories_extensions/`, `memories_v2/`, their `.git` included) under
-`roots/`, and the stage-1 and memory-job rows of every pipeline DB as JSON under `db/`.
+`roots/`, the stage-1 and memory-job rows of every pipeline DB as JSON under `db/`, and a
+`manifest.json` that says why it was taken ("before reset", "before restore of backup …").
 Reset then deletes those rows (and zeroes `consolidation_progress`), and empties the roots,
 keeping the folders; threads, rollouts and their memory modes are untouched. A symlinked
 root is refused, as Codex refuses it. Restoring first backs up the current state, so a
@@ -42,6 +43,11 @@ class Backup:
     id: str
     created_at: float
     path: Path
+    reason: str = ""  # why it was taken: "before reset", "before restore of backup <id>"
+
+    @property
+    def reason_text(self) -> str:
+        return self.reason or "reason not recorded"  # taken by a memdeck that did not say
 
 
 def _pipeline_dbs(home: CodexHome) -> list[Path]:
@@ -87,7 +93,7 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mtime: float) -> No
     tar.addfile(info, io.BytesIO(data))
 
 
-def create_backup(home: CodexHome, now: float) -> Backup:
+def create_backup(home: CodexHome, now: float, reason: str) -> Backup:
     roots = _check_roots(home)
     home.ensure_memdeck_dir()
     home.backups_dir.mkdir(exist_ok=True)
@@ -98,7 +104,7 @@ def create_backup(home: CodexHome, now: float) -> Backup:
         bid = f"{stamp}-{n}"
     final = home.backups_dir / f"{bid}.tar.gz"
     manifest: dict[str, Any] = {"format": 1, "created_at": now, "home": str(home.root),
-                                "roots": [], "databases": []}
+                                "reason": reason, "roots": [], "databases": []}
     # complete under its name or not there at all: a backup cut short is never offered
     with atomic_file(final) as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
         for root in roots:
@@ -119,7 +125,7 @@ def create_backup(home: CodexHome, now: float) -> Backup:
                        json.dumps(data).encode(), now)
             manifest["databases"].append(rel)
         _add_bytes(tar, "manifest.json", json.dumps(manifest, indent=2).encode(), now)
-    return Backup(bid, now, final)
+    return Backup(bid, now, final, reason)
 
 
 def list_backups(home: CodexHome) -> list[Backup]:
@@ -128,10 +134,19 @@ def list_backups(home: CodexHome) -> list[Backup]:
         try:
             with tarfile.open(p, "r:gz") as tar:
                 manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
-            out.append(Backup(p.name[: -len(".tar.gz")], float(manifest["created_at"]), p))
+            why = manifest.get("reason")
+            out.append(Backup(p.name[: -len(".tar.gz")], float(manifest["created_at"]), p,
+                              why if isinstance(why, str) else ""))
         except (OSError, KeyError, ValueError, tarfile.TarError):
             continue  # a damaged or foreign file is not offered as a backup
+    out.sort(key=_taken_order, reverse=True)  # newest first
     return out
+
+
+def _taken_order(b: Backup) -> tuple[float, int]:
+    """When it was taken; in the same second `<stamp>-2` came after `<stamp>`."""
+    _, dash, n = b.id.partition("-")
+    return b.created_at, int(n) if dash and n.isdigit() else 1
 
 
 def _clear_rows(conn: sqlite3.Connection) -> None:
@@ -171,7 +186,7 @@ def _reset(home: CodexHome, now: float) -> Backup:
             _refuse_live_consolidation(conn, db, int(now))
         finally:
             conn.close()
-    backup = create_backup(home, now)
+    backup = create_backup(home, now, "before reset")
     for db in _pipeline_dbs(home):
         conn = connect(db)
         try:
@@ -214,7 +229,7 @@ def _restore(home: CodexHome, backup_id: str, now: float) -> Backup:
         raise MemdeckError(f"backup {backup_id} is damaged or unsafe ({type(e).__name__}: "
                            f"{str(e).splitlines()[0] if str(e) else 'unreadable'}); "
                            "nothing was changed") from None
-    safety = create_backup(home, now)
+    safety = create_backup(home, now, f"before restore of backup {backup_id}")
     for name in ("memories", "memories_extensions", "memories_v2"):
         root, restored = home.root / name, staging / "roots" / name
         if restored.exists():

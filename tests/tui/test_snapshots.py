@@ -13,7 +13,10 @@ import pytest
 from llm_server import json_reply
 
 from memdeck.tui.widgets.session_table import SessionTable
+from tests.tui import stable_demo
 from tests.tui.conftest import SIZE
+
+stable_engine = stable_demo.stable_engine  # fixture: the demo home at a fixed path
 
 
 async def _ready(pilot: Any) -> None:
@@ -36,7 +39,9 @@ def test_sessions_filtered_by_status(demo_engine, make_app, snap_compare) -> Non
     assert snap_compare(make_app(demo_engine), terminal_size=SIZE, run_before=run_before)
 
 
-def test_transcript_of_a_session(demo_engine, make_app, snap_compare) -> None:
+def test_transcript_of_a_session(stable_engine, make_app, snap_compare) -> None:
+    """The header names the rollout's whole path: the home is at a fixed one."""
+
     async def run_before(pilot: Any) -> None:
         await _ready(pilot)
         table = pilot.app.query_one(SessionTable)
@@ -44,7 +49,7 @@ def test_transcript_of_a_session(demo_engine, make_app, snap_compare) -> None:
         await pilot.press("enter")
         await _ready(pilot)
 
-    assert snap_compare(make_app(demo_engine), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make_app(stable_engine), terminal_size=SIZE, run_before=run_before)
 
 
 def test_help(demo_engine, make_app, snap_compare) -> None:

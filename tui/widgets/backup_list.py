@@ -10,7 +10,7 @@ from memdeck.engine import local_time_with_seconds
 
 
 class BackupList(DataTable[Any]):
-    """Backups (id, taken at); Enter on one asks the pane to restore it."""
+    """Backups (id, taken at, why); Enter on one asks the pane to restore it."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
@@ -19,12 +19,13 @@ class BackupList(DataTable[Any]):
     def on_mount(self) -> None:
         self.add_column("backup", width=22, key="id")
         self.add_column("taken at", key="created")
+        self.add_column("why", key="reason")
 
     def fill(self, backups: list[Any]) -> None:
         self.backups = backups
         self.clear()
         for b in backups:
-            self.add_row(b.id, local_time_with_seconds(b.created_at), key=b.id)
+            self.add_row(b.id, local_time_with_seconds(b.created_at), b.reason_text, key=b.id)
 
     @property
     def current(self) -> Any | None:

@@ -39,7 +39,7 @@ def project_of(row: Any, sessions: dict[str, Any]) -> str:
     front, _ = split_front_matter(row.raw_memory or "")
     for line in front.splitlines():
         if line.startswith("cwd:"):
-            cwd = line[4:].strip().rstrip("/")
+            cwd = line[4:].strip().replace("\\", "/").rstrip("/")  # a Windows cwd too
             return cwd.rsplit("/", 1)[-1] or "?"
     return "?"
 

@@ -118,6 +118,10 @@ class SettingRow(Horizontal):
         if setting.note:  # a derived value (the memory version) says why it is what it is
             self.query_one(".setting-help", Label).update(
                 f"memories/ (v1) or memories_v2/ (v2). Now {setting.value}: {setting.note}")
+        elif setting.adjusted:  # the file holds another value (3650, clamped to 90): say so
+            self.query_one(".setting-help", Label).update(f"{setting.adjusted}. {self.help}")
+        else:
+            self.query_one(".setting-help", Label).update(self.help)
         source = self.query_one(".setting-source", Label)
         source.update("set" if setting.is_set else "default")
         source.set_class(setting.is_set, "-set")

@@ -3,7 +3,6 @@ highlighted by pygments (through Rich), harness context dimmed."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -12,34 +11,21 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Button, Collapsible, Static
 
 from memdeck.engine import local_time, strip_citations
 
-from ..render import ROLE_STYLE, STATUS_STYLE
+from ..render import STATUS_STYLE, heading, one_line, tool_call_code
 
 BATCH = 150  # entries mounted at a time; more on request
 THEME = "ansi_dark"
 
 
 def _tool_body(entry: Any) -> RenderableType:
-    text = entry.text
-    if entry.extra.get("type") == "custom_tool_call" or text.lstrip().startswith("*** Begin Patch"):
-        return Syntax(text, "diff", theme=THEME, word_wrap=True)
-    try:
-        args = json.loads(text)
-    except ValueError:
-        return Syntax(text, "text", theme=THEME, word_wrap=True)
-    cmd = None
-    if isinstance(args, dict):
-        cmd = next((args[k] for k in ("command", "cmd", "script") if k in args), None)
-    if isinstance(cmd, list) and all(isinstance(c, str) for c in cmd):
-        cmd = " ".join(cmd[2:] if cmd[:2] in (["bash", "-lc"], ["sh", "-c"]) else cmd)
-    if isinstance(cmd, str):
-        return Syntax(cmd, "bash", theme=THEME, word_wrap=True)
-    return Syntax(json.dumps(args, indent=2, ensure_ascii=False), "json", theme=THEME,
-                  word_wrap=True)
+    code, lexer = tool_call_code(entry)
+    return Syntax(code, lexer, theme=THEME, word_wrap=True)
 
 
 def _tool_summary(entry: Any) -> str:
@@ -66,13 +52,10 @@ def _citation(entry: Any) -> Text:
 
 
 def _label(entry: Any) -> Text:
-    style, label = ROLE_STYLE.get(entry.kind, ("", entry.kind))
+    style, label, title = heading(entry)  # "assistant · commentary": the phase is what is new
     t = Text(f" {label} ", style=f"{style} reverse" if entry.kind in ("user", "assistant")
              else style)
-    title = entry.title
-    if title.startswith(label + " · "):
-        title = title[len(label) + 3:]  # "assistant · commentary": the phase is what is new
-    if title not in (label, entry.kind):
+    if title:
         t.append(f" {title}", style="dim")
     if entry.timestamp:
         t.append(f"  {entry.timestamp[11:19]}", style="dim")
@@ -99,6 +82,13 @@ def entry_widget(entry: Any) -> Static | Collapsible:
     if kind == "reasoning":
         return Collapsible(Static(Text(entry.text)), title="reasoning", collapsed=True,
                            classes="turn reasoning")
+    if kind == "marker":  # [image], context compacted here
+        return Static(Text(f"── {entry.text} ──  line {entry.line_no}", style="dim"),
+                      classes="turn marker")
+    collapsed_line = one_line(entry)
+    if collapsed_line is not None:  # the base instructions
+        return Collapsible(Static(Text(entry.text)), title=collapsed_line, collapsed=True,
+                           classes="turn context")
     if kind in ("context", "developer"):
         first = entry.text.strip().splitlines()[0][:80] if entry.text.strip() else ""
         return Collapsible(Static(Text(entry.text)), title=f"{entry.title}: {first}",
@@ -116,7 +106,7 @@ def entry_widget(entry: Any) -> Static | Collapsible:
 
 def header(detail: Any) -> Text:
     s = detail.session
-    t = Text()
+    t = Text(overflow="fold")
     t.append(f"{s.project}", style="bold")
     t.append(" · ", style="dim")
     t.append(f"{s.id or 'no id'}\n", style="dim")
@@ -132,6 +122,9 @@ def header(detail: Any) -> Text:
     if s.git_branch:
         bits.append(f"branch {s.git_branch}")
     t.append("  ·  ".join(bits), style="dim")
+    # the whole path, wrapped where it must be, so it can be read and copied
+    t.append("\n")
+    t.append(f"rollout {s.rollout_path}", style="dim")
     if detail.problems:
         t.append(f"\n{len(detail.problems)} unreadable line(s): ", style="red")
         t.append("; ".join(f"line {p['line']}: {p['message']}" for p in detail.problems[:3]),
@@ -140,7 +133,19 @@ def header(detail: Any) -> Text:
 
 
 class TranscriptView(VerticalScroll):
-    """Shows one `SessionDetail`. Long transcripts are mounted a batch at a time."""
+    """Shows one `SessionDetail`. Long transcripts are mounted a batch at a time.
+
+    Tool calls, outputs and harness context are collapsed items: `Tab` moves between them and
+    `Enter` opens or closes the one that has focus; the footer and `?` say so."""
+
+    BINDINGS = [
+        Binding("tab", "next_item", "Next item", id="transcript.next"),
+        Binding("shift+tab", "previous_item", "Previous item", show=False,
+                id="transcript.previous"),
+        # priority: shown in the footer even while a collapsed item's own title has focus
+        Binding("enter", "toggle_item", "Open item", priority=True,
+                id="transcript.toggle"),
+    ]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -169,6 +174,46 @@ class TranscriptView(VerticalScroll):
             widgets.append(Button(f"Show {min(left, BATCH)} more of {left} remaining entries",
                                   id="transcript-more"))
         self.mount_all(widgets)
+
+    def _items(self) -> list[Collapsible]:
+        return list(self.query(Collapsible).filter(".turn"))
+
+    def _focused_item(self) -> Collapsible | None:
+        node = self.screen.focused
+        while node is not None and node is not self:
+            if isinstance(node, Collapsible):
+                return node
+            node = node.parent  # type: ignore[assignment]
+        return None
+
+    def _focus_item(self, step: int) -> None:
+        items = self._items()
+        if not items:
+            return
+        current = self._focused_item()
+        i = items.index(current) + step if current in items else (0 if step > 0 else -1)
+        target = items[i % len(items)]
+        target.query("CollapsibleTitle").first().focus()  # the item's focusable title
+        target.scroll_visible(animate=False)
+
+    def action_next_item(self) -> None:
+        self._focus_item(1)
+
+    def action_previous_item(self) -> None:
+        self._focus_item(-1)
+
+    def action_toggle_item(self) -> None:
+        """Enter: open or close the focused item; with none focused, the first one."""
+        more = self.screen.focused
+        if isinstance(more, Button) and more.id == "transcript-more":
+            more.press()
+            return
+        item = self._focused_item()
+        if item is None:
+            self._focus_item(1)
+            item = self._focused_item()
+        if item is not None:
+            item.collapsed = not item.collapsed
 
     @on(Button.Pressed, "#transcript-more")
     def _pressed(self, event: Button.Pressed) -> None:

@@ -1,0 +1,91 @@
+"""The Sessions pane's transcript on real rollout shapes (issue 10): base instructions as one
+collapsed item, one marker per image and per compaction, the role once, the whole rollout
+path in the header, and keys that say how collapsed items open."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Collapsible, Static
+
+from memdeck.engine import Engine
+from memdeck.tui.widgets.session_table import SessionTable
+from memdeck.tui.widgets.transcript import TranscriptView
+from tests.tui.conftest import settle
+
+NARROW = (100, 30)
+
+
+async def open_transcript(app: Any, pilot: Any, session_id: str) -> TranscriptView:
+    await settle(app, pilot)
+    table = app.query_one(SessionTable)
+    table.cursor = next(i for i, s in enumerate(table.rows) if s.id.startswith(session_id))
+    await pilot.press("enter")
+    await settle(app, pilot)
+    return app.query_one(TranscriptView)
+
+
+def shown_text(view: TranscriptView) -> str:
+    """Every line the transcript's widgets draw, as plain text (a collapsed body has no
+    height, so draws nothing)."""
+    return "\n".join(w.render_line(y).text for w in view.query(Static)
+                     for y in range(w.size.height))
+
+
+async def test_base_instructions_are_one_collapsed_item(home, make_app) -> None:
+    home.add("codex-0.169-tui.jsonl")
+    app = make_app(Engine.open(home.root))
+    async with app.run_test(size=NARROW) as pilot:
+        view = await open_transcript(app, pilot, "01a2393e")
+        base = view.query(Collapsible).filter(".context").first()
+        assert base.title == "base instructions (173 lines)" and base.collapsed
+        assert "You are Codex" not in shown_text(view)
+
+
+async def test_images_and_compaction_are_one_line_markers(home, make_app) -> None:
+    home.add("images-and-compaction.jsonl")
+    app = make_app(Engine.open(home.root))
+    async with app.run_test(size=(160, 48)) as pilot:
+        view = await open_transcript(app, pilot, "01a23c41")
+        markers = [str(m.render()) for m in view.query(".turn.marker").results(Static)]
+        assert markers == ["── [image] ──  line 4", "── context compacted here ──  line 11",
+                           "── [image] ──  line 13", "── [image] ──  line 13"]
+        text = shown_text(view)
+        assert "<image" not in text and "</image>" not in text
+        assert " assistant  commentary" in text and "assistant assistant" not in text
+
+
+async def test_header_holds_the_whole_rollout_path(home, make_app) -> None:
+    path = home.add("images-and-compaction.jsonl")
+    app = make_app(Engine.open(home.root))
+    async with app.run_test(size=NARROW) as pilot:
+        await open_transcript(app, pilot, "01a23c41")
+        header = app.query_one("#transcript-header", Static)
+        lines = [header.render_line(y).text.rstrip() for y in range(header.size.height)]
+        drawn = "".join(line.strip() for line in lines)
+        assert f"rollout {path}".replace(" ", "") in drawn.replace(" ", "")
+        assert not any(line.endswith("…") for line in lines)
+
+
+async def test_tab_and_enter_open_a_collapsed_item_and_the_footer_says_so(home,
+                                                                         make_app) -> None:
+    home.add("codex-0.34-no-source.jsonl")
+    app = make_app(Engine.open(home.root))
+    async with app.run_test(size=NARROW) as pilot:
+        view = await open_transcript(app, pilot, "5b8c2f4e")
+        footer = {str(k.description) for k in app.screen.query("FooterKey")}
+        assert {"Next item", "Open item"} <= footer
+        items = list(view.query(Collapsible).filter(".turn"))
+        assert all(c.collapsed for c in items)
+        await pilot.press("tab")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not items[0].collapsed and all(c.collapsed for c in items[1:])
+        await pilot.press("tab", "tab", "tab", "tab", "enter")  # the shell call's output
+        await pilot.pause()
+        output = items[4]
+        assert output.title.startswith("↳ output · exit code 1") and not output.collapsed
+        assert "skipped row 7: amount '12.5' is not an integer" in shown_text(view)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert output.collapsed
