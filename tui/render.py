@@ -18,15 +18,15 @@ from memdeck.engine import BASE_INSTRUCTIONS, ago, short_id_length
 STATUS_STYLE = {
     "extracted": "bold green",
     "pruned": "dim green",
-    "no_output": "green",
+    "no_output": "grey74",  # done, nothing kept: neither success green nor a warning
     "failed": "bold red",
     "running": "bold cyan",
     "eligible": "bold yellow",
     "too_recent": "yellow",
     "too_old_to_keep": "dim yellow",
     "too_old": "dim",
-    "disabled": "magenta",
-    "polluted": "magenta",
+    "disabled": "bold blue",  # the user's own choice, never an error's red
+    "polluted": "#d787d7",  # orchid: a named ANSI magenta renders close to red
     "not_interactive": "dim",
     "archived": "dim",
     "empty": "dim",

@@ -41,3 +41,24 @@ def test_machine_times_durations_and_sizes() -> None:
         "45 s", "45 s", "12 min", "6.2 h", "3.5 d"]
     assert [human_size(n) for n in (0, 1023, 1024, 3481, 1024**2, 5 * 1024**3)] == [
         "0 B", "1023 B", "1.0 KB", "3.4 KB", "1.0 MB", "5120.0 MB"]
+
+
+def test_statuses_a_user_must_tell_apart_have_colours_far_apart() -> None:
+    """Issue 10: `disabled` (the user's choice) was the red of `failed`, `no_output` the green
+    of `extracted`. Compared as the RGB a terminal shows, not as style names."""
+    from rich.style import Style
+
+    from memdeck.tui.render import STATUS_STYLE
+
+    def rgb(status: str) -> tuple[int, int, int]:
+        color = Style.parse(STATUS_STYLE[status]).color
+        assert color is not None, status
+        t = color.get_truecolor()
+        return t.red, t.green, t.blue
+
+    def far(a: str, b: str) -> bool:
+        return sum((x - y) ** 2 for x, y in zip(rgb(a), rgb(b), strict=True)) ** 0.5 > 150
+
+    for a, b in [("disabled", "failed"), ("disabled", "unreadable"), ("no_output", "extracted"),
+                 ("polluted", "failed"), ("no_output", "running")]:
+        assert far(a, b), (a, b, rgb(a), rgb(b))
