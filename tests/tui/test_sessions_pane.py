@@ -156,3 +156,30 @@ async def test_an_unreadable_home_error_is_one_notification(tmp_path, make_app) 
         assert texts, "the broken pipeline DB is reported"
         assert all("\n" not in t and "Traceback" not in t for t in texts)
         assert app.query_one(SessionTable).rows == []
+
+
+def _footer_keys(app) -> set[str]:
+    """What the footer shows: the descriptions of its keys."""
+    from textual.widgets._footer import FooterKey
+
+    return {k.description for k in app.screen.query(FooterKey)}
+
+
+async def test_esc_back_is_offered_only_where_it_leads_somewhere(demo_engine, make_app) -> None:
+    """Issue 10: the footer showed `esc Back` on the table, where it did nothing."""
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.query_one(SessionTable).has_focus
+        assert "Back" not in _footer_keys(app)
+        await pilot.press("enter")  # open the highlighted session
+        await settle(app, pilot)
+        assert app.query_one(SessionsPane).showing_transcript
+        assert "Back" in _footer_keys(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.query_one(SessionsPane).showing_transcript
+        assert "Back" not in _footer_keys(app)
+        await pilot.press("slash")  # in the filter field, esc leaves it
+        await pilot.pause()
+        assert "Back" in _footer_keys(app)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -207,6 +207,7 @@ class SessionsPane(Pane):
             return
         self.query_one(TranscriptView).loading = True
         self.query_one(ContentSwitcher).current = "sessions-transcript"
+        self.refresh_bindings()  # `esc Back` now leads somewhere
         self.load_detail(key)
 
     @work(thread=True, exclusive=True, group="sessions-detail", name="opening the session",
@@ -241,6 +242,17 @@ class SessionsPane(Pane):
         elif self.query_one("#session-filter", Input).has_focus:
             self.query_one("#session-filter", Input).value = ""
             self.query_one(SessionTable).focus()
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`esc Back` is offered only where it leads somewhere: out of a transcript, or out
+        of the filter field (issue 10: on the table it was shown and did nothing)."""
+        if action == "back":
+            return self.showing_transcript or self.query_one("#session-filter", Input).has_focus
+        return True
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.refresh_bindings()
 
     def action_reload(self) -> None:
         self.reload()
