@@ -123,10 +123,23 @@ class TuiSession:
         """Send one prompt; wait until the turn ended (and `expect` is on screen)."""
         before = self.screen().count(TURN_DONE)
         self.type(prompt)
+        self._submitted(before)
         return self.wait(lambda s: s.count(TURN_DONE) > before and BUSY not in
                          self.screen(history=False) and (expect is None or expect in s),
                          timeout, f"the reply to {prompt!r}"
                          + (f" showing {expect!r}" if expect else ""))
+
+    def _submitted(self, before: int, tries: int = 3) -> None:
+        """An Enter sent while the composer was still taking the typed text can be lost (seen
+        on a loaded CI machine: the prompt stayed in the composer). While no turn has started
+        or ended, press Enter again; on an empty composer Enter does nothing."""
+        for _ in range(tries):
+            time.sleep(2.0)
+            live = self.screen(history=False)
+            if BUSY in live or self.screen().count(TURN_DONE) > before:
+                return
+            subprocess.run([*self.base, "send-keys", "-t", "codex", "Enter"], check=True,
+                           timeout=10)
 
     def quit(self, timeout: float = 20.0) -> tuple[str, int | None]:
         self.type("/quit")
