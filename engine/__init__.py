@@ -228,10 +228,15 @@ class Engine:
     def forget(self, key: str) -> ForgetResult:
         """Forget a session as Codex does: memory mode disabled, its raw memory deleted,
         phase 2 enqueued when that memory was in use."""
+        from .index.extract_log import ForgottenSession, record_forgotten
         from .phase1.forget import forget
 
         self.home.require_writable_version()
-        return forget(self.home, find_session(self.sessions(), key), self.clock.now())
+        r = forget(self.home, find_session(self.sessions(), key), self.clock.now())
+        if r.line_no:  # the listing then says the user forgot it, not "switched off"
+            record_forgotten(self.store.conn(), self.home.memory_version, ForgottenSession(
+                r.thread_id, int(self.clock.now()), r.line_no, r.phase2_enqueued))
+        return r
 
     def reset(self) -> Backup:
         """Back up, then clear what Codex's reset clears. Returns the backup."""
@@ -323,9 +328,13 @@ class Engine:
         """Commit the memory root to memdeck's history if the history does not hold its
         current state yet (a change memdeck did not make: `codex` or `external`). Returns the
         new commit, None when there was nothing to record."""
-        from .memory_folder.history import History
+        from .memory_folder.writer import MemoryFolderWriter
 
-        return History(self.home).snapshot()
+        # under the writer's lock: a snapshot taken while a note or an edit is being committed
+        # would stage its file, then commit nothing but an empty "outside" entry
+        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        with writer.change(recover=False) as change:
+            return change.before()
 
     def history(self) -> list[HistoryEntry]:
         """Commits of memdeck's history repository, newest first. Only reads: call
@@ -432,7 +441,9 @@ class Engine:
 
         actions = WatchActions(
             refresh=self.refresh, record_outside_edits=self.record_outside_edits,
-            auto_extract=lambda: bool(self.config_get("memdeck.auto_extract").value),
+            # the user switched generating memories off: memdeck's own sweep stops too
+            auto_extract=lambda: bool(self.config_get("memdeck.auto_extract").value
+                                      and self.config_get("generate_memories").value),
             extract=lambda limit: self.extract(limit=limit), consolidate=self.consolidate)
         return Watcher(self.home, actions, on_event, stop, tick, debounce_ms)
 

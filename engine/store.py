@@ -140,6 +140,21 @@ def _m6_extract_log(db: Database) -> None:
     )
 
 
+def _m7_forgotten_sessions(db: Database) -> None:
+    # the sessions forgotten with memdeck (index/extract_log.py): the line memdeck appended is
+    # its own doing, not the user switching memories off inside the session
+    db.table("forgotten_sessions").create(
+        {
+            "version": str,
+            "thread_id": str,
+            "forgotten_at": int,
+            "line_no": int,  # the session_meta line memdeck appended, 1-based
+            "was_consolidated": int,  # its raw memory was selected_for_phase2 then
+        },
+        pk=("version", "thread_id"),
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Database], None]]] = [
     (1, "session index", _m1_sessions),
     (2, "model call log", _m2_model_calls),
@@ -147,6 +162,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Database], None]]] = [
     (4, "consolidation proposals", _m4_proposals),
     (5, "the memory version a proposal is for", _m5_proposal_version),
     (6, "pruned raw memories and extract outcomes", _m6_extract_log),
+    (7, "sessions forgotten with memdeck", _m7_forgotten_sessions),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -120,7 +120,7 @@ def test_history_only_reads_and_recording_is_its_own_call(tmp_path: Path, capsys
     assert not (eng.home.history_git / "HEAD").exists()  # reading made nothing
     first = eng.record_outside_edits()
     assert first is not None and [(e.commit, e.origin) for e in eng.history()] == [
-        (first, "external")]
+        (first, "start")]
     assert eng.record_outside_edits() is None  # the history holds this state already
     memory = eng.home.memory_root / "MEMORY.md"
     memory.write_text(memory.read_text() + "- edited in an editor\n")
@@ -128,5 +128,5 @@ def test_history_only_reads_and_recording_is_its_own_call(tmp_path: Path, capsys
     # `memdeck history` records the root first, as it always has
     assert main(["history", "--json", "--home", str(demo)]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["origin"] for r in rows] == ["external", "external"]
+    assert [r["origin"] for r in rows] == ["external", "start"]
     assert rows[1]["commit"] == first

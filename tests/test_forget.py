@@ -29,6 +29,7 @@ def _extracted(home: Path, selected: bool):
 def test_forget_a_consolidated_session(capsys, demo: Path) -> None:
     s = _extracted(demo, selected=True)
     size = Path(s.rollout_path).stat().st_size if Path(s.rollout_path).exists() else 0
+    mtime = Path(s.rollout_path).stat().st_mtime_ns
     assert main(["forget", s.id[:8], "--json", "--home", str(demo)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["had_memory"] and out["phase2_enqueued"] and not out["already_disabled"]
@@ -46,8 +47,35 @@ def test_forget_a_consolidated_session(capsys, demo: Path) -> None:
     assert conn.execute("SELECT status FROM jobs WHERE job_key = 'global'").fetchone()[0] == \
         "pending"
     conn.close()
+    assert path.stat().st_mtime_ns == mtime  # a forget is no activity: the session stays put
     after = next(x for x in Engine.open(demo).sessions() if x.id == s.id)
-    assert after.status == "disabled" and "line" in after.reason
+    # the line memdeck appended is the user's forget, not "switched off during the session";
+    # what the session taught stays in MEMORY.md until a consolidation is accepted
+    assert after.status == "disabled" and after.updated_at == s.updated_at
+    assert after.reason.startswith("forgotten with memdeck ")
+    assert "MEMORY.md keeps what it taught until the next consolidation" in after.reason
+    assert "switched off during the session" not in after.reason
+
+
+def test_forgotten_reason_after_the_next_consolidation(demo: Path) -> None:
+    s = _extracted(demo, selected=True)
+    e = Engine.open(demo)
+    e.forget(s.id)
+    p = e.consolidate(backend="offline")
+    assert p is not None
+    e.accept(p.id)
+    after = next(x for x in Engine.open(demo).sessions() if x.id == s.id)
+    assert after.reason.startswith("forgotten with memdeck ")
+    assert "MEMORY.md" not in after.reason  # the accepted consolidation dropped it
+
+
+def test_a_session_switched_off_by_the_user_in_codex_still_says_so(demo: Path) -> None:
+    from memdeck.engine.phase1.forget import append_disabled_meta
+
+    s = _extracted(demo, selected=False)
+    path, line_no = append_disabled_meta(Path(s.rollout_path), "2026-12-01T10:00:00.000Z")
+    after = next(x for x in Engine.open(demo).sessions() if x.id == s.id)
+    assert after.reason == f"memories were switched off during the session (line {line_no})"
 
 
 def test_forget_twice_and_plain_text(capsys, demo: Path) -> None:

@@ -27,11 +27,19 @@ def run(capsys, *argv: str):
     return code, out, err
 
 
-def test_first_look_labels_codex_or_external(tmp_path: Path, demo: Path) -> None:
-    # the demo root has a note added after Codex's baseline: an outside change
+def test_first_look_labels_codex_or_start(capsys, tmp_path: Path, demo: Path) -> None:
+    # the demo root has a note added after Codex's baseline: the state memdeck found first is
+    # where its history starts, not a change "outside memdeck" (issue 10)
     eng = Engine.open(demo)
     eng.record_outside_edits()
-    assert [e.origin for e in eng.history()] == ["external"]
+    assert [(e.origin, e.origin_label) for e in eng.history()] == [("start", "start")]
+    assert eng.history()[0].summary == "the memory as memdeck first found it"
+    (demo / "memories" / "MEMORY.md").write_text("- changed by hand\n")
+    eng.record_outside_edits()
+    assert [e.origin_label for e in eng.history()] == ["outside", "start"]
+    # the CLI calls an outside change what the app calls it
+    code, out, _ = run(capsys, "history", "--home", str(demo))
+    assert code == 0 and "outside" in out.splitlines()[0] and "external" not in out
     # a root that is exactly Codex's baseline is Codex's
     other = demo_home(tmp_path / "other")
     reset_codex_baseline(other / "memories")
@@ -50,7 +58,7 @@ def test_edits_restore_and_show(capsys, demo: Path) -> None:
     History(eng.home).snapshot("user", "add a fact")
     code, out, _ = run(capsys, "history", "--json", "--home", str(demo))
     rows = json.loads(out)
-    assert [r["origin"] for r in rows] == ["user", "external"]
+    assert [r["origin"] for r in rows] == ["user", "start"]
     assert rows[0]["time"].endswith("Z")
 
     code, out, _ = run(capsys, "history", "show", rows[0]["commit"][:10], "--json",
@@ -62,7 +70,7 @@ def test_edits_restore_and_show(capsys, demo: Path) -> None:
     assert memory.read_bytes() == original
     eng.record_outside_edits()  # nothing is left to record
     origins = [e.origin for e in eng.history()]
-    assert origins == ["restore", "user", "external"]  # nothing rewritten
+    assert origins == ["restore", "user", "start"]  # nothing rewritten
     # Codex's own baseline repository inside the root is left as it was
     log = subprocess.run(["git", "-C", str(demo / "memories"), "log", "--format=%an"],
                          capture_output=True, text=True, check=True).stdout.split()

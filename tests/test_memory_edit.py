@@ -148,8 +148,8 @@ def test_save_writes_and_records_a_user_edit(eng: Engine) -> None:
     history = History(eng.home).entries()
     assert history[0].origin == "user" and history[0].summary == "edit MEMORY.md"
     assert history[0].commit == saved.commit
-    # the demo's outside note was recorded before the edit, as `external`
-    assert origins(eng)[1:] == (before or ["external"])
+    # the demo's root as memdeck found it was recorded before the edit, as `start`
+    assert origins(eng)[1:] == (before or ["start"])
     assert leftovers(eng.home.memory_root) == []
 
 

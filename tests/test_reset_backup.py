@@ -72,7 +72,7 @@ def test_reset_then_restore_is_byte_identical(capsys, demo: Path) -> None:
     # memdeck's own history holds every state: before, the reset, the restore
     eng = Engine.open(demo)
     eng.record_outside_edits()  # nothing is left to record
-    assert [e.origin for e in eng.history()] == ["restore", "user", "external"]
+    assert [e.origin for e in eng.history()] == ["restore", "user", "start"]
 
 
 def test_reset_asks_on_a_terminal_and_refuses_without_one(capsys, demo: Path) -> None:

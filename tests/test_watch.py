@@ -77,3 +77,14 @@ def test_idle_scheduler_extracts_and_proposes(tmp_path: Path) -> None:
         stop.set()
         t.join(10)
     assert [p.status for p in Engine.open(home).proposals()] == ["pending"]
+
+
+def test_no_idle_extraction_while_generating_memories_is_off(tmp_path: Path) -> None:
+    # the user switched generate_memories off: memdeck's own sweep does not extract either
+    # (Codex still extracts sessions that started with memories on; the listing says so)
+    eng = Engine.open(demo_home(tmp_path / "demo"))
+    eng.config_set("memdeck.auto_extract", "true")
+    watcher = eng.watcher(Recorder(), threading.Event())
+    assert watcher.actions.auto_extract()
+    eng.config_set("generate_memories", "false")
+    assert not watcher.actions.auto_extract()  # read again every round

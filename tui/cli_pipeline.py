@@ -221,7 +221,7 @@ def cmd_history(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
             print_json({"commit": entry.commit, "time": iso_utc(entry.time),
                         "origin": entry.origin, "summary": entry.summary, "diff": patch})
         else:
-            print(f"{entry.commit[:12]}  {iso_utc(entry.time)}  {entry.origin}: "
+            print(f"{entry.commit[:12]}  {iso_utc(entry.time)}  {entry.origin_label}: "
                   f"{entry.summary}\n\n{patch}")
         return 0
     engine.record_outside_edits()  # the root as it is now, if the history does not hold it
@@ -231,7 +231,7 @@ def cmd_history(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
                      "summary": e.summary} for e in rows])
     else:
         for e in rows:
-            print(f"{e.commit[:12]}  {iso_utc(e.time)}  {e.origin:13}  {e.summary}")
+            print(f"{e.commit[:12]}  {iso_utc(e.time)}  {e.origin_label:13}  {e.summary}")
     return 0
 
 

@@ -332,6 +332,13 @@ class PipelineDB:
                 "selected_for_phase2_source_updated_at = source_updated_at WHERE "
                 "thread_id = ? AND source_updated_at = ?", selected)
 
+    def clear_phase2_selection(self) -> None:
+        """No raw memory counts as consolidated any more (the memory files were restored to
+        a state from before the last consolidation); for the lease holder."""
+        with self.tx() as c:
+            c.execute("UPDATE stage1_outputs SET selected_for_phase2 = 0, "
+                      "selected_for_phase2_source_updated_at = NULL")
+
     # -- pruning (docs/codex-format.md "Pruning") -------------------------------------
     def prune(self, max_unused_days: int, now: int) -> int:
         return len(self.prune_rows(max_unused_days, now))

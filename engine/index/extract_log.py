@@ -1,7 +1,8 @@
 """What memdeck remembers of its own extracts, which Codex's tables do not keep
 (docs/codex-format.md "Pruning"): the raw memories its pruning removed, and the outcome of each
-extraction it ran. Both live in memdeck's DB (`pruned_memories`, `extract_outcomes`, store
-migration 6), never in Codex's.
+extraction it ran, and the sessions forgotten with memdeck. They live in memdeck's DB
+(`pruned_memories`, `extract_outcomes`, store migration 6; `forgotten_sessions`, migration 7),
+never in Codex's.
 
 Why: pruning deletes a `stage1_outputs` row and keeps its job, so afterwards the pipeline DB
 looks exactly like "phase 1 found nothing durable". A prune record (or an extraction memdeck
@@ -47,11 +48,26 @@ class ExtractOutcome:
 
 
 @dataclass(frozen=True)
+class ForgottenSession:
+    """A session the user forgot with memdeck: the `session_meta` line memdeck appended to
+    switch its memories off, and whether its raw memory was in the consolidated memory then
+    (so what it taught stays in MEMORY.md until a consolidation is accepted)."""
+
+    thread_id: str
+    forgotten_at: int
+    line_no: int  # the appended line, 1-based
+    was_consolidated: bool
+
+
+@dataclass(frozen=True)
 class ExtractLog:
-    """By thread id: the newest prune and the newest extraction memdeck recorded."""
+    """By thread id: the newest prune, the newest extraction and the forget memdeck recorded;
+    and when a consolidation was last accepted (0: never)."""
 
     pruned: dict[str, PrunedMemory] = field(default_factory=dict)
     outcomes: dict[str, ExtractOutcome] = field(default_factory=dict)
+    forgotten: dict[str, ForgottenSession] = field(default_factory=dict)
+    last_accepted_at: float = 0.0
 
 
 def record_pruned(conn: sqlite3.Connection, version: str,
@@ -74,6 +90,15 @@ def record_outcome(conn: sqlite3.Connection, version: str, outcome: ExtractOutco
          outcome.finished_at, outcome.detail))
 
 
+def record_forgotten(conn: sqlite3.Connection, version: str, f: ForgottenSession) -> None:
+    conn.execute(
+        "INSERT INTO forgotten_sessions (version, thread_id, forgotten_at, line_no, "
+        "was_consolidated) VALUES (?, ?, ?, ?, ?) ON CONFLICT(version, thread_id) DO UPDATE "
+        "SET forgotten_at = excluded.forgotten_at, line_no = excluded.line_no, "
+        "was_consolidated = excluded.was_consolidated",
+        (version, f.thread_id, f.forgotten_at, f.line_no, int(f.was_consolidated)))
+
+
 def read_extract_log(conn: sqlite3.Connection, version: str) -> ExtractLog:
     """The log for one memory version; empty when it cannot be read."""
     try:
@@ -89,6 +114,13 @@ def read_extract_log(conn: sqlite3.Connection, version: str) -> ExtractLog:
             for r in conn.execute("SELECT thread_id, source_updated_at, outcome, finished_at, "
                                   "detail FROM extract_outcomes WHERE version = ?", (version,))
         }
+        forgotten = {
+            r[0]: ForgottenSession(r[0], int(r[1] or 0), int(r[2] or 0), bool(r[3]))
+            for r in conn.execute("SELECT thread_id, forgotten_at, line_no, was_consolidated "
+                                  "FROM forgotten_sessions WHERE version = ?", (version,))
+        }
+        accepted = conn.execute("SELECT MAX(decided_at) FROM proposals WHERE version = ? AND "
+                                "status IN ('accepted', 'partial')", (version,)).fetchone()[0]
     except sqlite3.Error:
         return ExtractLog()
-    return ExtractLog(pruned, outcomes)
+    return ExtractLog(pruned, outcomes, forgotten, float(accepted or 0))

@@ -128,6 +128,9 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
     enabled = {row.thread_id for row, (mode, _) in zip(rows, modes, strict=True)
                if mode == "enabled" and row.thread_id}
     ranks = phase2_ranks(pipeline.outputs, enabled, cfg.max_unused_days, now)
+    g = pipeline.global_job
+    consolidated_at = max(log.last_accepted_at, float(
+        g.finished_at or 0) if g is not None and g.status == "done" else 0.0)
     out = []
     for row, (mode, origin) in zip(rows, modes, strict=True):
         tid = row.thread_id or ""
@@ -147,6 +150,8 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
             pruned=log.pruned.get(tid),
             logged=log.outcomes.get(tid),
             phase2_rank=ranks.get(tid),
+            forgotten=log.forgotten.get(tid),
+            consolidated_at=consolidated_at,
         )
         status, reason = explain(facts, cfg, now)
         if row.bad_lines and status != "unreadable":

@@ -26,7 +26,7 @@ from ..codex.pipeline_snapshot import Job, Stage1Output
 from ..codex.settings import MemoriesConfig
 from ..formatting import human_duration
 from ..workers import dead_memdeck_worker
-from .extract_log import ExtractOutcome, PrunedMemory
+from .extract_log import ExtractOutcome, ForgottenSession, PrunedMemory
 
 STATUSES = (
     "extracted", "pruned", "no_output", "failed", "running", "eligible", "too_recent",
@@ -53,6 +53,8 @@ class StatusFacts(NamedTuple):
     pruned: PrunedMemory | None = None  # memdeck's record of pruning this thread's row
     logged: ExtractOutcome | None = None  # memdeck's record of its last extraction of it
     phase2_rank: int | None = None  # the row's place in phase 2's ranking; None: not ranked
+    forgotten: ForgottenSession | None = None  # memdeck's record of the user forgetting it
+    consolidated_at: float = 0.0  # the last consolidation accepted (memdeck's or Codex's)
 
 
 def _kind_in_words(label: str) -> str:
@@ -70,6 +72,8 @@ def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
         return "not_interactive", (f"{_kind_in_words(f.source_label)} session: Codex takes "
                                    "memories only from interactive sessions (CLI or VS Code)")
     if f.memory_mode == "disabled":
+        if (fg := f.forgotten) is not None and f.memory_mode_origin == f"line {fg.line_no}":
+            return "disabled", _forgotten(fg, f.consolidated_at)
         if f.memory_mode_origin == "start":
             why = "memory generation was off when this session started"
         elif f.memory_mode_origin == "catalogue":
@@ -124,6 +128,9 @@ def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
                 f"{cfg.max_unused_days})" if idle > keep else "")
         return "too_old", (f"last active {human_duration(idle)} ago, older than "
                            f"max_rollout_age_days = {cfg.max_rollout_age_days}{also}{note}")
+    if not cfg.generate_memories:  # Codex still takes a session that started with them on
+        note += ("; generate_memories is off, but that only switches new sessions off: "
+                 "Codex still extracts this one")
     need = cfg.min_rollout_idle_hours * 3600
     if idle < need:
         return "too_recent", (f"idle {human_duration(idle)}, needs "
@@ -135,6 +142,17 @@ def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
             f"the last {cfg.max_unused_days} d (max_unused_days = {cfg.max_unused_days}): its "
             f"raw memory would be pruned, never consolidated{note}")
     return "eligible", f"idle {human_duration(idle)}, ready for extraction{note}"
+
+
+def _forgotten(fg: ForgottenSession, consolidated_at: float) -> str:
+    """The line that switched memories off is the one memdeck appended when the user forgot
+    the session: say that, not "switched off during the session"."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(fg.forgotten_at))
+    why = f"forgotten with memdeck {when}: raw memory deleted, never extracted again"
+    if fg.was_consolidated and consolidated_at <= fg.forgotten_at:
+        why += ("; MEMORY.md keeps what it taught until the next consolidation is accepted "
+                "(c, then Review)")
+    return why
 
 
 def local_date(ts: float) -> str:

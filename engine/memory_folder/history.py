@@ -4,7 +4,8 @@ Codex deletes and re-creates `<root>/.git` after every consolidation, so that re
 cannot hold history; this one does. memdeck commits the root whenever it finds it in a
 state the history does not hold yet, labelled with who made it (a `Memdeck-Origin:`
 trailer): `codex` (the root is exactly Codex's baseline commit), `consolidation`, `user`,
-`restore`, or `external` (anything else that changed it). Nothing is ever rewritten: a
+`restore`, `start` (the state memdeck first found, before it had any history) or `external`
+(anything else that changed it; shown as "outside"). Nothing is ever rewritten: a
 restore is a new commit. Git never tracks a `.git` entry, so Codex's baseline inside the
 root stays out of it. GitPython repositories are opened per call, never shared.
 """
@@ -24,7 +25,10 @@ from .baseline import is_codex_baseline
 if TYPE_CHECKING:
     from .writer import MemoryFolderWriter
 
-ORIGINS = ("codex", "consolidation", "user", "external", "restore")
+ORIGINS = ("codex", "consolidation", "user", "external", "restore", "start")
+# what the app and the CLI call each origin (the trailer keeps the stored word)
+ORIGIN_LABEL = {"codex": "Codex", "consolidation": "consolidation", "user": "user",
+                "external": "outside", "restore": "restore", "start": "start"}
 TRAILER = "Memdeck-Origin"
 AUTHOR = ("memdeck", "memdeck@localhost")
 
@@ -35,6 +39,11 @@ class HistoryEntry:
     time: float
     origin: str
     summary: str
+
+    @property
+    def origin_label(self) -> str:
+        """The origin in the words the app and the CLI both use (`external` is "outside")."""
+        return ORIGIN_LABEL.get(self.origin, "outside")
 
 
 def _env() -> dict[str, str]:
@@ -86,12 +95,14 @@ class History:
             fresh = not self._has_head(repo)
             if not fresh and not repo.git.diff("--cached", "--name-only", "HEAD"):
                 return None
-            if origin is None:
-                origin = "codex" if self._is_codex_baseline_state() else "external"
+            if origin is None:  # the first state is where memdeck started, not a change
+                origin = "codex" if self._is_codex_baseline_state() else (
+                    "start" if fresh else "external")
             if origin not in ORIGINS:
                 raise ValueError(f"unknown origin {origin!r}")
             title = summary or {"codex": "Codex consolidation", "external":
-                                "changed outside memdeck"}.get(origin, origin)
+                                "changed outside memdeck", "start":
+                                "the memory as memdeck first found it"}.get(origin, origin)
             lines = [title, "", f"{TRAILER}: {origin}"]
             lines += [f"{k}: {v}" for k, v in (trailers or {}).items()]
             repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "--allow-empty",
@@ -139,8 +150,7 @@ class History:
         with self._repo() as repo:
             if not self._has_head(repo):
                 return []
-            return [HistoryEntry(c.hexsha, float(c.committed_date), _origin(c.message),
-                                 c.summary) for c in repo.iter_commits("HEAD")]
+            return [_entry(c) for c in repo.iter_commits("HEAD")]
 
     def _commit(self, repo: Any, rev: str) -> Any:
         import git
@@ -154,8 +164,14 @@ class History:
         with self._repo() as repo:
             c = self._commit(repo, rev)
             patch = repo.git.show("--format=", "--patch", "--stat", c.hexsha)
-            return HistoryEntry(c.hexsha, float(c.committed_date), _origin(c.message),
-                                c.summary), patch
+            return _entry(c), patch
+
+    def consolidations_after(self, rev: str) -> int:
+        """How many consolidations (memdeck's accepts, Codex's own) came after `rev`."""
+        with self._repo() as repo:
+            c = self._commit(repo, rev)
+            return sum(1 for n in repo.iter_commits(f"{c.hexsha}..HEAD")
+                       if _origin(n.message) in ("consolidation", "codex"))
 
     def check_out(self, rev: str) -> HistoryEntry:
         """Make the root's files exactly those of `rev` (the root's own `.git` kept); no
@@ -172,19 +188,34 @@ class History:
                     child.unlink()
             if any(True for _ in c.tree.traverse()):  # an empty state has nothing to check out
                 repo.git.checkout(c.hexsha, "--", ".")
-            return HistoryEntry(c.hexsha, float(c.committed_date), _origin(c.message),
-                                str(c.summary))
+            return _entry(c)
 
 
 def restore(writer: MemoryFolderWriter, rev: str) -> str:
     """Make the root what it was at `rev`, as a new `restore` commit (whatever is there now
-    is kept first); under the global lease. Returns the new commit."""
-    with writer.change() as change, change.lease("restore"):
+    is kept first); under the global lease. Returns the new commit.
+
+    Going back past a consolidation leaves Codex's selection (`selected_for_phase2`) naming
+    memories the restored files no longer hold: the next phase 2 would take them as already
+    in, and they would never come back. Then the selection is cleared (the lease leaves the
+    global job pending), so the next consolidation starts from the restored files and adds
+    every current raw memory again; the sessions read "waiting for consolidation"."""
+    with writer.change() as change, change.lease("restore") as lease:
         change.before()
+        undone = change.history.consolidations_after(rev)
         c = change.history.check_out(rev)
         new = change.after("restore", f"restore {c.commit[:12]}: {c.summary}",
                            {"Memdeck-Restored": c.commit})
+        if undone:
+            lease.db.clear_phase2_selection()
         return new or rev
+
+
+def _entry(c: Any) -> HistoryEntry:
+    origin = _origin(c.message)
+    if origin == "external" and not c.parents:  # a first commit of an older memdeck
+        origin = "start"
+    return HistoryEntry(c.hexsha, float(c.committed_date), origin, str(c.summary))
 
 
 def _origin(message: str) -> str:

@@ -7,7 +7,9 @@
    the next consolidation removes what only this session supported.
 
 The append is one `write` on an O_APPEND descriptor. It is refused while the rollout's last
-line is unfinished (Codex is writing it) rather than risk joining two lines.
+line is unfinished (Codex is writing it) rather than risk joining two lines. The rollout keeps
+its modification time: a forget is not activity in the session, and Codex (its resume list,
+phase 1's idle rule) and memdeck's listing order sessions by that time.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class ForgetResult:
     had_memory: bool
     phase2_enqueued: bool
     already_disabled: bool
+    line_no: int = 0  # the session_meta line appended (1-based); 0 when none was
 
 
 def _materialise(path: Path) -> Path:
@@ -58,7 +61,16 @@ def disabled_meta_line(first: SessionMeta, timestamp: str) -> bytes:
     return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
-def append_disabled_meta(path: Path, timestamp: str) -> Path:
+def _count_lines(path: Path) -> int:
+    n = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            n += chunk.count(b"\n")
+    return n
+
+
+def append_disabled_meta(path: Path, timestamp: str) -> tuple[Path, int]:
+    """Append the line; returns the (plain) rollout and the appended line's number."""
     if is_compressed(path):
         path = _materialise(path)
     rollout = read_rollout(path)
@@ -72,13 +84,16 @@ def append_disabled_meta(path: Path, timestamp: str) -> Path:
                                "unfinished); try again in a moment")
     line = disabled_meta_line(meta, timestamp)
     assert jsonfast.line_type(line.rstrip(b"\n")) == "session_meta"
+    before = path.stat()
+    line_no = _count_lines(path) + 1
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     try:
         os.write(fd, line)
         os.fsync(fd)
     finally:
         os.close(fd)
-    return path
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    return path, line_no
 
 
 def forget(home: CodexHome, session: Session, now: float) -> ForgetResult:
@@ -86,9 +101,10 @@ def forget(home: CodexHome, session: Session, now: float) -> ForgetResult:
         raise MemdeckError(f"{session.rollout_path} has no thread id; nothing to forget")
     path = Path(session.rollout_path)
     already = session.memory_mode == "disabled"
+    line_no = 0
     if not already:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(now))
-        path = append_disabled_meta(path, stamp)
+        path, line_no = append_disabled_meta(path, stamp)
     db = PipelineDB.open(home)
     try:
         row = db.conn.execute("SELECT selected_for_phase2 FROM stage1_outputs "
@@ -96,4 +112,4 @@ def forget(home: CodexHome, session: Session, now: float) -> ForgetResult:
         had = db.forget_thread(session.id, int(now))
     finally:
         db.close()
-    return ForgetResult(session.id, str(path), had, bool(row and row[0]), already)
+    return ForgetResult(session.id, str(path), had, bool(row and row[0]), already, line_no)

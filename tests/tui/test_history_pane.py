@@ -55,9 +55,9 @@ async def test_lists_commits_with_origins_and_shows_the_selected_diff(
         await settle(app, pilot)
         commits = app.query_one(CommitList)
         assert [e.origin for e in commits.entries] == ["external", "user", "consolidation",
-                                                       "external"]
+                                                       "start"]
         shown = lines(commits)
-        for row, label in zip(shown, ("outside", "user", "consolidation", "outside"),
+        for row, label in zip(shown, ("outside", "user", "consolidation", "start"),
                               strict=False):
             assert f" {label} " in row
         assert all(" 2026-11-20 12:00 " in row for row in shown[:4])  # local time (UTC)
@@ -96,7 +96,7 @@ async def test_restore_after_confirmation_makes_a_restore_commit(demo_engine,
         assert not (demo_engine.home.memory_root / "extensions" / "ad_hoc" / "notes" /
                     "outside.md").exists()
         assert [e.origin for e in commits.entries] == ["restore", "external", "user",
-                                                       "consolidation", "external"]
+                                                       "consolidation", "start"]
         assert commits.cursor == 0 and commits.current.summary.startswith(
             f"restore {target.commit[:12]}")
         assert any("Restored" in n.message for n in app._notifications)

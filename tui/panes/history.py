@@ -20,7 +20,7 @@ from textual.worker import get_current_worker
 from memdeck.engine import local_time
 
 from ..messages import MemoryChanged
-from ..widgets.commit_list import ORIGIN_LABEL, CommitHeader, CommitList
+from ..widgets.commit_list import CommitHeader, CommitList
 from ..widgets.confirm import ConfirmScreen
 from ..widgets.diff_view import DiffRow, DiffView, parse_diff
 from .base import Pane
@@ -118,7 +118,7 @@ class HistoryPane(Pane):
             self.load_diff(e.commit)
 
     def _entry_text(self, e: Any) -> Content:
-        origin = ORIGIN_LABEL.get(e.origin, "outside")
+        origin = e.origin_label
         current = self.entries and self.entries[0].commit == e.commit
         return Content.assemble(
             ("commit ", "$foreground-muted"), (e.commit[:12], "bold $text-accent"),
@@ -167,7 +167,7 @@ class HistoryPane(Pane):
             self.notify("The memory folder is in this state now; pick an older commit to "
                         "restore.", severity="warning")
             return
-        origin = ORIGIN_LABEL.get(e.origin, "outside")
+        origin = e.origin_label
         detail = (f"{e.commit[:12]} · {local_time(e.time)} · {origin} · {e.summary}\n\n"
                   "The memory folder becomes exactly what it was then. This is recorded as a "
                   "new restore commit; the state it replaces stays in the history, so nothing "

@@ -19,8 +19,8 @@ from memdeck.engine import local_time
 
 from .cursor_list import MOVES, CursorList
 
-ORIGIN_LABEL = {"codex": "Codex", "consolidation": "consolidation", "user": "user",
-                "external": "outside", "restore": "restore"}
+ORIGINS = ("codex", "consolidation", "user", "external", "restore", "start")  # a style each
+
 COLUMNS = (("commit", 10), ("time", 16), ("origin", 13))
 
 
@@ -50,7 +50,7 @@ class CommitList(CursorList):
     COMPONENT_CLASSES = {
         "commit-list--cursor", "commit-list--hash", "commit-list--time",
         "commit-list--codex", "commit-list--consolidation", "commit-list--user",
-        "commit-list--external", "commit-list--restore",
+        "commit-list--external", "commit-list--restore", "commit-list--start",
     }
     DEFAULT_CSS = """
     CommitList { height: 1fr; overflow-x: hidden; }
@@ -89,11 +89,11 @@ class CommitList(CursorList):
         base = self.rich_style + (self.get_component_rich_style("commit-list--cursor")
                                   if selected else Style())
         summary = max(10, width - sum(w + 1 for _, w in COLUMNS) - 1)
-        origin = e.origin if e.origin in ORIGIN_LABEL else "external"
+        origin = e.origin if e.origin in ORIGINS else "external"
         segs = [
             Segment(" " + fit(e.commit[:10], 10), self._part("hash", base, selected)),
             Segment(" " + fit(local_time(e.time), 16), self._part("time", base, selected)),
-            Segment(" " + fit(ORIGIN_LABEL[origin], 13), self._part(origin, base, selected)),
+            Segment(" " + fit(e.origin_label, 13), self._part(origin, base, selected)),
             Segment(" " + fit(e.summary, summary), base),
         ]
         return Strip(segs).adjust_cell_length(width, base)
