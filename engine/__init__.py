@@ -468,8 +468,10 @@ class Engine:
         return proposal_state(self.home, proposal)
 
 
-def demo_home(path: str | Path | None = None, clock: Clock | None = None) -> Path:
-    """Build (or rebuild) the bundled demo Codex home and return its path."""
+def demo_home(path: str | Path | None = None, clock: Clock | None = None,
+              keep: bool = False) -> Path:
+    """Build (or rebuild) the bundled demo Codex home and return its path; with `keep`, a
+    demo home built before is opened as it was left (built only when there is none)."""
     from .demo.build import build_demo
 
-    return build_demo(path, clock or SystemClock())
+    return build_demo(path, clock or SystemClock(), keep=keep)

@@ -74,3 +74,22 @@ def test_demo_command_no_tui(tmp_path: Path, capsys) -> None:
     assert main(["demo", "--no-tui", "--json", "--dir", str(tmp_path / "x")]) == 0
     out = capsys.readouterr().out
     assert {d["status"] for d in json.loads(out)} == set(STATUSES)
+
+
+def test_demo_keep_opens_the_home_as_it_was_left(tmp_path: Path, capsys) -> None:
+    from memdeck.tui.cli import main
+
+    home = tmp_path / "x"
+    assert main(["demo", "--no-tui", "--json", "--dir", str(home)]) == 0
+    memory = home / "memories" / "MEMORY.md"
+    memory.write_text(memory.read_text() + "- my own line\n")
+    capsys.readouterr()
+    assert main(["demo", "--keep", "--no-tui", "--json", "--dir", str(home)]) == 0
+    assert "(kept as it was)" in capsys.readouterr().err
+    assert memory.read_text().endswith("- my own line\n")  # kept
+    assert main(["demo", "--no-tui", "--json", "--dir", str(home)]) == 0
+    assert "(rebuilt; --keep opens it as left)" in capsys.readouterr().err
+    assert "- my own line" not in memory.read_text()  # rebuilt, as without --keep
+    # --keep on a folder with no demo home in it builds one
+    assert main(["demo", "--keep", "--no-tui", "--json", "--dir", str(tmp_path / "y")]) == 0
+    assert (tmp_path / "y" / "memories" / "MEMORY.md").exists()

@@ -75,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_pipeline.add_parsers(add)
     p = add("demo", "build the demo Codex home and open memdeck on it")
     p.add_argument("--dir", metavar="D", help="where to build it (default: a memdeck data dir)")
+    p.add_argument("--keep", action="store_true",
+                   help="open the demo home built before as it was left (default: rebuild it)")
     p.add_argument("--no-tui", action="store_true", help="build and list, do not open the app")
     add("redact", "copy stdin to stdout with secrets replaced by [REDACTED_SECRET]")
     return parser
@@ -230,8 +232,10 @@ def _setting_json(v: Any) -> dict[str, Any]:
 def cmd_demo(args: argparse.Namespace) -> int:
     from memdeck.engine import demo_home
 
-    path = demo_home(args.dir)
-    print(f"memdeck: demo Codex home at {path}", file=sys.stderr)
+    path = demo_home(args.dir, keep=args.keep)
+    print(f"memdeck: demo Codex home at {path}"
+          + (" (kept as it was)" if args.keep else " (rebuilt; --keep opens it as left)"),
+          file=sys.stderr)
     args.home = str(path)
     if args.no_tui or args.json:
         return cmd_sessions(argparse.Namespace(**{**vars(args), "status": None,

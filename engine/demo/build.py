@@ -160,9 +160,11 @@ def render_session(s: DemoSession, tid: str, start: float, ids: dict[str, str]) 
     return w.lines
 
 
-def build_demo(path: str | os.PathLike[str] | None, clock: Clock) -> Path:
+def build_demo(path: str | os.PathLike[str] | None, clock: Clock, keep: bool = False) -> Path:
     root = Path(path).expanduser() if path else default_demo_dir()
     root = root.absolute()
+    if keep and root.is_dir() and not root.is_symlink() and (root / MARKER).exists():
+        return root  # what the user changed there last time, as they left it
     if root.exists():
         if root.is_symlink() or not root.is_dir():
             raise HomeError(f"{root} is not a folder; choose another --dir")
