@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The memdeck app (or a bare Textual app) in a child process on a 120x36 pseudo-terminal,
 reporting moments as JSON lines on a pipe; and the parent's side: spawning it, writing keys to
-the pty, reading the moments. Used by bench/tui.py, which explains the figures.
+the pty, reading the moments. Used by bench/tui.py, which explains the figures, and by
+bench/app_scenarios.py (what a user does in the app, timed).
 
 The child is started as memdeck starts the app (`Engine.open(home)`, `MemdeckApp(engine,
 watch=True).run()`, Textual's Linux driver drawing on the pty); it subclasses the app only to
@@ -40,11 +41,26 @@ def child(args: argparse.Namespace) -> int:
 
     emit("started")  # the interpreter is up; nothing of Textual or memdeck is imported yet
     profiler = None
+    threads: list = []
     if args.profile_out:
         import cProfile
+        import threading
 
         profiler = cProfile.Profile()
         profiler.enable()
+        if args.profile_threads:  # every worker thread under its own profiler, merged at exit
+            run = threading.Thread.run
+
+            def profiled_run(self: threading.Thread) -> None:
+                pr = cProfile.Profile()
+                threads.append(pr)
+                pr.enable()
+                try:
+                    run(self)
+                finally:
+                    pr.disable()
+
+            threading.Thread.run = profiled_run  # type: ignore[method-assign]
     app = _bare_app(emit, args) if args.child == "bare" else _memdeck_app(emit, args)
     app.run()
     import resource
@@ -52,8 +68,19 @@ def child(args: argparse.Namespace) -> int:
     emit("exited", rss_kb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
          children_rss_kb=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     if profiler is not None:
+        import pstats
+
         profiler.disable()
         profiler.dump_stats(args.profile_out)
+        for i, pr in enumerate(threads):
+            pr.disable()  # a thread still running (the watcher) stops counting here
+            pr.dump_stats(f"{args.profile_out}.thread{i}")
+        if threads:
+            pstats.Stats(args.profile_out).dump_stats(f"{args.profile_out}.main")
+            merged = pstats.Stats(args.profile_out)
+            for i in range(len(threads)):
+                merged.add(f"{args.profile_out}.thread{i}")
+            merged.dump_stats(args.profile_out)
     return 0
 
 
@@ -109,8 +136,10 @@ def _memdeck_app(emit, args):  # noqa: ANN001, ANN202
 
         def _bench_drawn(self, sessions: int, final: bool) -> None:
             shown = len(self.query_one(SessionTable).rows)
+            extracted = sum(getattr(s, "status", "") == "extracted"
+                            for s in self.query_one(SessionsPane).sessions)
             emit("painted" if final else "first_rows", sessions=sessions, shown=shown,
-                 **_state())
+                 extracted=extracted, **_state())
             if final and not self._painted:
                 self._painted = True
                 if args.quit_after_paint:
@@ -125,7 +154,56 @@ def _memdeck_app(emit, args):  # noqa: ANN001, ANN202
 
         @on(TabbedContent.TabActivated)
         def _bench_tab(self, event: TabbedContent.TabActivated) -> None:
-            self.call_after_refresh(emit, "tab", pane=event.pane.id)
+            pane = self.built(str(event.pane.id))  # stale: its data is reloaded on this visit
+            stale = pane is None or pane.stale
+            self.call_after_refresh(emit, "tab", pane=event.pane.id, stale=stale)
+
+        # each pane's "data loaded" messages, handled by the pane (then bubbled here), then
+        # drawn; by name, so that the panes' modules are not imported before the app does
+        def _bench_pane(self, pane: str, what: str, n: int) -> None:
+            self.call_after_refresh(emit, "loaded", pane=pane, what=what, n=n)
+
+        def on_memories_pane_loaded(self, event) -> None:  # noqa: ANN001
+            self._bench_pane("memories", "Loaded", len(event.rows))
+
+        def on_memory_pane_loaded(self, event) -> None:  # noqa: ANN001
+            self._bench_pane("memory", "Loaded", len(event.files))
+
+        def on_memory_pane_file_loaded(self, event) -> None:  # noqa: ANN001
+            self._bench_pane("memory", "FileLoaded", 1)
+
+        def on_history_pane_loaded(self, event) -> None:  # noqa: ANN001
+            self._bench_pane("history", "Loaded", len(event.entries))
+
+        def on_history_pane_diff_loaded(self, event) -> None:  # noqa: ANN001
+            self._bench_pane("history", "DiffLoaded", 1)
+
+        def on_review_pane_loaded(self, event) -> None:  # noqa: ANN001
+            self._bench_pane("review", "Loaded", 1)
+
+        def on_settings_pane_loaded(self, event) -> None:  # noqa: ANN001
+            self._bench_pane("settings", "Loaded", len(event.settings))
+
+        def on_pipeline_finished(self, event) -> None:  # noqa: ANN001
+            self.call_after_refresh(emit, "run_done", summary=event.summary,
+                                    cancelled=event.cancelled)
+
+        def on_sessions_pane_detail_loaded(self, event) -> None:  # noqa: ANN001
+            # the pane's handler has mounted the first batch; once it is composed, a frame
+            from memdeck.tui.widgets.transcript import TranscriptView
+
+            view = self.query_one(TranscriptView)
+            path = str(event.detail.session.rollout_path)
+            entries = len(event.detail.entries)
+
+            def drawn(tries: int = 0) -> None:
+                if entries and not view.query(".turn") and tries < 100:
+                    self.call_after_refresh(drawn, tries + 1)
+                    return
+                self.call_after_refresh(emit, "transcript", path=path, entries=entries,
+                                        shown=len(view.query(".turn")))
+
+            self.call_after_refresh(drawn)
 
         @on(SessionTable.Highlighted)
         def _bench_cursor(self) -> None:
@@ -255,45 +333,6 @@ def paint_once(kind: str, home: Path, env: dict[str, str], *extra: str) -> dict:
             "painted": painted if ok else {}, "failed": failed, "exited": exited or {}}
 
 
-def interact(home: Path, env: dict[str, str], rounds: int, settle: float) -> dict:
-    """One warm memdeck: page through the table, switch panes, quit. `failed` is set when
-    the table was never painted."""
-    c = Child("memdeck", home, env)
-    painted = c.wait_for(lambda e: e["ev"] in ("painted", "failed"), PAINT_TIMEOUT_S)
-    if painted is None or painted["ev"] != "painted":
-        c.key(b"q")
-        c.finish(timeout=5.0)
-        return {"failed": painted["error"] if painted else "no full paint"}
-    time.sleep(settle)  # the watcher's first round (re-index, history snapshot) runs now
-    pages: list[float] = []  # first, while the table has the focus it starts with
-    rows = painted.get("shown", 0)
-    cursor = 0
-    while cursor < rows - 1:
-        c.pending()  # nothing reported earlier may count as this key's answer
-        t0 = c.key(PAGE_DOWN)
-        ev = c.wait_for(lambda e, at=cursor: e["ev"] == "cursor" and e["cursor"] > at, 3.0)
-        if ev is None:
-            break
-        pages.append(ev["t"] - t0)
-        cursor = ev["cursor"]
-    switches: list[tuple[str, float | None, bool]] = []
-    for _ in range(rounds):
-        for i in (2, 3, 4, 5, 6, 1):
-            pid = PANES[i - 1]
-            c.pending()
-            t0 = c.key(str(i).encode())
-            ev = c.wait_for(lambda e, pid=pid: e["ev"] == "tab" and e["pane"] == pid, 3.0)
-            time.sleep(PACE_S)
-            later = [e["pane"] for e in c.pending() if e["ev"] == "tab"]
-            stayed = ev is not None and (not later or later[-1] == pid)  # no bounce back
-            switches.append((pid, (ev["t"] - t0) if ev else None, stayed))
-    t_quit = c.key(b"q")
-    took, exited = c.finish()
-    return {"switches": switches, "pages": pages, "cursor": cursor, "rows": rows,
-            "quit": (time.perf_counter() - t_quit) if took is not None else None,
-            "exited": exited or {}, "painted": painted, "failed": None}
-
-
 def child_env() -> dict[str, str]:
     import tempfile
 
@@ -315,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quit-after-paint", action="store_true")
     ap.add_argument("--no-watch", action="store_true")
     ap.add_argument("--profile-out")
+    ap.add_argument("--profile-threads", action="store_true",
+                    help="profile the worker threads too (merged into --profile-out)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))  # the `tui` package, not bench/tui.py beside this file
     return child(args)
