@@ -167,12 +167,20 @@ class Engine:
         """`listing(refresh).sessions`, for callers that show no warnings."""
         return self.listing(refresh).sessions
 
-    def session(self, key: str) -> SessionDetail:
+    def session(self, key: str, refresh: bool = True) -> SessionDetail:
+        """One session with its transcript (read from the rollout now). `refresh=False`
+        looks it up in the index as it is (the app: its listing is kept current)."""
         from .codex.rollout import read_rollout
         from .codex.transcript import transcript
 
-        listing = self.listing()
-        s = find_session(listing.sessions, key)
+        listing = self.listing(refresh=refresh)
+        try:
+            s = find_session(listing.sessions, key)
+        except NotFound:
+            if refresh:
+                raise
+            listing = self.listing()  # not indexed yet: read the disk after all
+            s = find_session(listing.sessions, key)
         rollout = read_rollout(s.rollout_path)
         problems = [RolloutProblem(line=p.line_no, kind=p.kind, message=p.message)
                     for p in rollout.problems]

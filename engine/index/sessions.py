@@ -129,8 +129,7 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
                if mode == "enabled" and row.thread_id}
     ranks = phase2_ranks(pipeline.outputs, enabled, cfg.max_unused_days, now)
     g = pipeline.global_job
-    consolidated_at = max(log.last_accepted_at, float(
-        g.finished_at or 0) if g is not None and g.status == "done" else 0.0)
+    phase2_done_at = float(g.finished_at or 0) if g is not None and g.status == "done" else None
     out = []
     for row, (mode, origin) in zip(rows, modes, strict=True):
         tid = row.thread_id or ""
@@ -151,7 +150,8 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
             logged=log.outcomes.get(tid),
             phase2_rank=ranks.get(tid),
             forgotten=log.forgotten.get(tid),
-            consolidated_at=consolidated_at,
+            last_accepted_at=log.last_accepted_at,
+            phase2_done_at=phase2_done_at,
         )
         status, reason = explain(facts, cfg, now)
         if row.bad_lines and status != "unreadable":

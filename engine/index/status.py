@@ -54,7 +54,8 @@ class StatusFacts(NamedTuple):
     logged: ExtractOutcome | None = None  # memdeck's record of its last extraction of it
     phase2_rank: int | None = None  # the row's place in phase 2's ranking; None: not ranked
     forgotten: ForgottenSession | None = None  # memdeck's record of the user forgetting it
-    consolidated_at: float = 0.0  # the last consolidation accepted (memdeck's or Codex's)
+    last_accepted_at: float = 0.0  # memdeck's last accepted consolidation (0: none)
+    phase2_done_at: float | None = None  # the global job's finish while it is `done`
 
 
 def _kind_in_words(label: str) -> str:
@@ -73,7 +74,7 @@ def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
                                    "memories only from interactive sessions (CLI or VS Code)")
     if f.memory_mode == "disabled":
         if (fg := f.forgotten) is not None and f.memory_mode_origin == f"line {fg.line_no}":
-            return "disabled", _forgotten(fg, f.consolidated_at)
+            return "disabled", _forgotten(fg, f)
         if f.memory_mode_origin == "start":
             why = "memory generation was off when this session started"
         elif f.memory_mode_origin == "catalogue":
@@ -144,12 +145,15 @@ def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
     return "eligible", f"idle {human_duration(idle)}, ready for extraction{note}"
 
 
-def _forgotten(fg: ForgottenSession, consolidated_at: float) -> str:
+def _forgotten(fg: ForgottenSession, f: StatusFacts) -> str:
     """The line that switched memories off is the one memdeck appended when the user forgot
-    the session: say that, not "switched off during the session"."""
+    the session: say that, not "switched off during the session". A forget of a consolidated
+    memory left the global job pending; it is `done` again once a consolidation ran."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(fg.forgotten_at))
     why = f"forgotten with memdeck {when}: raw memory deleted, never extracted again"
-    if fg.was_consolidated and consolidated_at <= fg.forgotten_at:
+    since = ((f.phase2_done_at is not None and f.phase2_done_at >= fg.forgotten_at)
+             or f.last_accepted_at > fg.forgotten_at)
+    if fg.was_consolidated and not since:
         why += ("; MEMORY.md keeps what it taught until the next consolidation is accepted "
                 "(c, then Review)")
     return why

@@ -3,6 +3,7 @@ transcript of the one opened; extract it now or forget it."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from ..widgets.transcript import TranscriptView
 from .base import Pane
 
 ALL = "*"
+AGE_TICK_S = 10.0
 
 
 def matches(s: Any, text: str, status: str, project: str) -> bool:
@@ -80,6 +82,13 @@ class SessionsPane(Pane):
         self.sessions: list[Any] = []
         self._warned: set[str] = set()
         self._pending_open: str | None = None
+        # reloads coalesce: one loader at a time; a reload asked for meanwhile makes it go
+        # round again (with a rescan if any asked for one), so an older listing never lands
+        # after a newer one
+        self._load_lock = threading.Lock()
+        self._loading = False
+        self._again = False
+        self._rescan = True  # the next load reads the disk (else: statuses recomputed)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="sessions-filters"):
@@ -98,6 +107,23 @@ class SessionsPane(Pane):
     def on_mount(self) -> None:
         self.query_one(SessionTable).loading = True
         self.activate()  # start reading at once: the listing is what the user waits for
+        self.set_interval(AGE_TICK_S, self._tick)
+
+    def mark_stale(self, rescan: bool = True) -> None:
+        """Rows changed: `rescan` when rollouts did (read the disk again), else only what
+        the statuses are computed from (the pipeline DB, memory, settings)."""
+        with self._load_lock:
+            self._rescan = self._rescan or rescan
+        super().mark_stale()
+
+    def _tick(self) -> None:
+        """Ages in the reasons ("extracted 7 s ago") keep up with the clock: the statuses
+        are recomputed now and then while the pane is on screen (a big home less often)."""
+        self._ticks += 1
+        every = max(1, min(6, len(self.sessions) // 1500))  # 10 s, up to 60 s at 9,000 rows
+        if self._ticks % every == 0 and self.is_on_screen_pane() and self.loaded \
+                and not self.stale and self.app.screen is self.screen:
+            self.mark_stale(rescan=False)
 
     def on_resize(self) -> None:
         self.query_one(SessionHeader).render_header(self.query_one(SessionTable).size.width
@@ -115,12 +141,35 @@ class SessionsPane(Pane):
         return self.query_one(ContentSwitcher).current == "sessions-transcript"
 
     # -- loading --------------------------------------------------------------------------
+    _ticks = 0
+
     def reload(self) -> None:
+        with self._load_lock:
+            if self._loading:
+                self._again = True
+                return
+            self._loading = True
         self.load_sessions(first=not self.sessions)
 
     @work(thread=True, exclusive=True, group="sessions-load", name="loading sessions",
           exit_on_error=False)
     def load_sessions(self, first: bool) -> None:
+        try:
+            while True:
+                with self._load_lock:
+                    rescan, self._rescan, self._again = self._rescan, False, False
+                self._load_once(first, rescan)
+                first = False
+                with self._load_lock:
+                    if not self._again:
+                        self._loading = False
+                        return
+        except BaseException:
+            with self._load_lock:
+                self._loading = False
+            raise
+
+    def _load_once(self, first: bool, rescan: bool) -> None:
         if first:  # what the index already knows, at once; then catch up with the disk
             quick = self.engine.listing(refresh=False)
             if quick.sessions:
@@ -130,7 +179,7 @@ class SessionsPane(Pane):
                     # the disk holds nothing new: the listing shown is the full one
                     self.post_message(self.Loaded(quick.sessions, list(quick.warnings), True))
                     return
-        listing = self.engine.listing()
+        listing = self.engine.listing(refresh=rescan)
         self.post_message(self.Loaded(listing.sessions, list(listing.warnings), True))
 
     @on(Loaded)
@@ -143,6 +192,11 @@ class SessionsPane(Pane):
             self._fill_selects()
         if not confirmed:
             self.apply_filter()
+            if self.showing_transcript and (view := self.query_one(TranscriptView)).detail:
+                path = view.detail.session.rollout_path
+                now = next((s for s in self.sessions if s.rollout_path == path), None)
+                if now is not None:
+                    view.refresh_session(now)
         if self.focus_lost():
             self.focus_default()
         for w in event.warnings:
@@ -213,7 +267,9 @@ class SessionsPane(Pane):
     @work(thread=True, exclusive=True, group="sessions-detail", name="opening the session",
           exit_on_error=False)
     def load_detail(self, key: str) -> None:
-        self.post_message(self.DetailLoaded(self.engine.session(key)))
+        # the index behind the table is kept current (the watcher, the reloads): looking the
+        # session up in it as it is saves a rescan of the whole home
+        self.post_message(self.DetailLoaded(self.engine.session(key, refresh=False)))
 
     @on(DetailLoaded)
     def _detail(self, event: DetailLoaded) -> None:
@@ -281,8 +337,12 @@ class SessionsPane(Pane):
         s = self._target()
         if s is None:
             return
-        detail = (f"{s.project} · {s.id}\n{s.preview[:200]}\n\nIts memory mode becomes "
-                  "disabled and its raw memory is deleted; Codex will not use it again.")
+        detail = (f"{s.project} · {s.id}\n{s.preview[:200]}\n\nMemories are switched off "
+                  "for this session and its raw memory is deleted: it is never extracted "
+                  "again.")
+        if "in the consolidated memory" in s.reason:
+            detail += (" What it taught is still in MEMORY.md until the next consolidation "
+                       "is accepted (c, then Review).")
 
         def answered(yes: bool | None) -> None:
             if yes:

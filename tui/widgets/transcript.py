@@ -165,6 +165,15 @@ class TranscriptView(VerticalScroll):
         self._more()
         self.scroll_home(animate=False)
 
+    def refresh_session(self, session: Any) -> None:
+        """The listing was recomputed: the header shows the session's status as it is now
+        (the entries, read from the rollout, stay)."""
+        from dataclasses import replace
+
+        if self.detail is not None and self.detail.session.rollout_path == session.rollout_path:
+            self.detail = replace(self.detail, session=session)
+            self.query_one("#transcript-header", Static).update(header(self.detail))
+
     def _more(self) -> None:
         entries = self.detail.entries[self._shown:self._shown + BATCH]
         self._shown += len(entries)
