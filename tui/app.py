@@ -9,14 +9,16 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, TabbedContent, TabPane
+from textual.widgets import Header, Static, TabbedContent, TabPane
 
 from memdeck.engine import Engine
 
+from .app_commands import help_rows, palette_commands
+from .held_keys import HeldKeys
 from .messages import (
     MemoryChanged,
     PipelineFinished,
@@ -31,6 +33,7 @@ from .panes.base import Pane
 from .panes.sessions import SessionsPane
 from .widgets.confirm import ConfirmScreen
 from .widgets.help import HelpScreen
+from .widgets.key_footer import KeyFooter
 from .widgets.pipeline_bar import PipelineBar
 
 # id, title, "module:class": a pane's module is imported when the pane is first shown (or in
@@ -80,6 +83,7 @@ class MemdeckApp(App[None]):
         self._cancel: threading.Event | None = None
         self._watch_stop = threading.Event()
         self._pending_action: tuple[str, str] | None = None
+        self.held = HeldKeys(self)  # keys typed while a pane is shown: replayed to it
         self._watching = False
         self._listed = False
         self._home_label_fixed = home_label
@@ -93,8 +97,10 @@ class MemdeckApp(App[None]):
                 with TabPane(f"{i} {title}", id=pid):
                     if pid == self.initial:  # the others are built when first shown
                         yield pane_class(pid)(id=f"{pid}-pane")
+                    else:  # an empty TabPane would show its own name, `TabPane#settings`
+                        yield Static(f"Loading {title}…", classes="pane-placeholder")
         yield PipelineBar(id="pipeline-bar")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(PipelineBar).display = False
@@ -128,11 +134,14 @@ class MemdeckApp(App[None]):
         pane = self.built(pid)
         if pane is None:
             pane = pane_class(pid)(id=f"{pid}-pane")
-            await self.query_one(f"TabPane#{pid}", TabPane).mount(pane)
+            tab_pane = self.query_one(f"TabPane#{pid}", TabPane)
+            await tab_pane.mount(pane)
+            await tab_pane.query(".pane-placeholder").remove()
         pane.activate()
         if self.active_pane != pid:
             return  # the user moved on while it was being built: focusing it would pull back
         pane.focus_default()
+        self.held.shown(pid)
         if self._pending_action and self._pending_action[0] == pid:
             _, action = self._pending_action
             self._pending_action = None
@@ -141,13 +150,26 @@ class MemdeckApp(App[None]):
     @on(TabbedContent.TabActivated)
     def _tab(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id:
+            self.held.switching = event.pane.id
             self.call_after_refresh(self._activate, event.pane.id)
 
     def action_show_pane(self, pid: str) -> None:
+        if self.active_pane == pid:  # no tab change, so no _activate: keep (or put) the focus
+            if (pane := self.built(pid)) is not None and (
+                    self.focused is None or pane not in self.focused.ancestors_with_self):
+                pane.focus_default()
+            return
+        self.held.switching = pid
         # Textual hands the focus of a widget being hidden to a sibling, which can sit in the
         # pane being left, and that makes its tab active again: drop the focus first
         self.screen.set_focus(None)
         self.query_one(TabbedContent).active = pid
+
+    # -- keys typed while a pane is being shown or loads (held_keys.py) -------------------
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded and self.held.hold(event):
+            return
+        await super().on_event(event)
 
     # -- messages from panes and workers ---------------------------------------------------
     @on(WorkFailed)
@@ -166,6 +188,9 @@ class MemdeckApp(App[None]):
         for pid in ("memories", "memory", "history", "review", "settings"):
             if pane := self.built(pid):
                 pane.mark_stale()
+        # a session's status follows the memory (consolidated, pruned, forgotten, reset)
+        if isinstance(sessions := self.built("sessions"), SessionsPane):
+            sessions.mark_stale(rescan=False)
         if self._home_label_fixed is None:
             self.relabel_home()
 
@@ -210,6 +235,23 @@ class MemdeckApp(App[None]):
         return True
 
     def action_consolidate(self) -> None:
+        if self.running:
+            return
+        if self.engine.config_get("generate_memories").value is False:
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self._start_run()
+
+            self.push_screen(ConfirmScreen(
+                "Generating memories is off: extract anyway?",
+                "generate_memories = false in config.toml: new sessions start with memories "
+                "off. Codex still extracts the sessions that started with them on, the next "
+                "time it starts; this runs that extraction and a consolidation now.",
+                yes="Extract anyway"), answered)
+            return
+        self._start_run()
+
+    def _start_run(self) -> None:
         if self.running:
             return
         self.running = True
@@ -328,37 +370,16 @@ class MemdeckApp(App[None]):
         if self._cancel is not None:
             self._cancel.set()
 
-    # -- help and the command palette ------------------------------------------------------
+    # -- help and the command palette (app_commands.py) ------------------------------------
     def action_help(self) -> None:
-        rows: list[tuple[str, str, str]] = []
-        seen: set[str] = set()
-        for key, active in self.screen.active_bindings.items():
-            b = active.binding
-            if not b.id or not b.description or (b.action, key) in seen:
-                continue  # Textual's own scrolling keys are not ours to explain
-            seen.add((b.action, key))  # type: ignore[arg-type]
-            where = "everywhere" if active.node is self else self.pane(self.active_pane).TITLE
-            rows.append((self.get_key_display(b), b.description, where))
-        rows.append(("↑ ↓ j k", "move in lists and tables", "everywhere"))
-        self.push_screen(HelpScreen(rows, self.active_pane))
+        self.push_screen(HelpScreen(help_rows(self), self.active_pane))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        for i, (pid, title, _) in enumerate(PANES, 1):
-            cls = pane_class(pid)
-            yield SystemCommand(f"Go to {title}", f"Show the {title} pane (key {i})",
-                                lambda pid=pid: self.action_show_pane(pid))
-            for name, help_, action in getattr(cls, "COMMANDS", []):
-                yield SystemCommand(name, help_,
-                                    lambda pid=pid, action=action: self._pane_action(pid, action))
-        yield SystemCommand("Extract and consolidate", "Run phase 1 and phase 2 now, then review",
-                            self.action_consolidate)
-        if self.running:
-            yield SystemCommand("Cancel the run", "Stop extracting after the calls in flight",
-                                self.action_cancel_run)
-        yield SystemCommand("Help", "The keys of this pane", self.action_help)
+        yield from palette_commands(self)
         yield from super().get_system_commands(screen)
 
-    def _pane_action(self, pid: str, action: str) -> None:
+    def pane_action(self, pid: str, action: str) -> None:
+        """Run a pane's action from the palette: at once, or once the pane is shown."""
         if self.active_pane == pid:
             self.call_later(self.pane(pid).run_action, action)
         else:  # after the pane is shown and focused, or the focusing would undo the action

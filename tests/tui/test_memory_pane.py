@@ -166,21 +166,15 @@ async def test_conflict_shows_both_diffs_and_keep_mine_overwrites(demo_engine,
         assert app.query_one(MemoryEditor).read_only
 
 
-async def test_conflict_take_disk_asks_then_drops_the_edit(demo_engine, make_app) -> None:
+async def test_conflict_take_disk_drops_the_edit_without_asking_again(demo_engine,
+                                                                      make_app) -> None:
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE) as pilot:
         _, outside = await _conflict(app, pilot, demo_engine)
-        await pilot.press("d")
-        assert isinstance(app.screen, ConfirmScreen)
-        await pilot.press("n")  # not sure after all: still editing, text kept
+        await pilot.press("d")  # the conflict dialog was the question: no second one
+        assert not isinstance(app.screen, (ConfirmScreen, ConflictScreen))
         await settle(app, pilot)
         editor = app.query_one(MemoryEditor)
-        assert not editor.read_only and editor.text.startswith("MINE ")
-        await pilot.press("ctrl+s")
-        await settle(app, pilot)
-        assert isinstance(app.screen, ConflictScreen)
-        await pilot.press("d", "y")
-        await settle(app, pilot)
         assert editor.read_only and editor.text == outside
         assert (root(demo_engine) / "MEMORY.md").read_text() == outside
 
@@ -274,13 +268,13 @@ async def test_palette_commands_call_the_same_actions(demo_engine, make_app) -> 
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE) as pilot:
         await open_memory(app, pilot)
-        app._pane_action("memory", "edit")
+        app.pane_action("memory", "edit")
         await settle(app, pilot)
         assert not app.query_one(MemoryEditor).read_only
-        app._pane_action("memory", "leave_edit")
+        app.pane_action("memory", "leave_edit")
         await settle(app, pilot)
         assert app.query_one(MemoryEditor).read_only
-        app._pane_action("memory", "note")
+        app.pane_action("memory", "note")
         await settle(app, pilot)
         assert isinstance(app.screen, NoteScreen)
 

@@ -47,6 +47,7 @@ HANDLERS = {
     "HunkList.Changed": "on_hunk_list_changed",
     "ReviewPane.Loaded": "on_review_pane_loaded",
     "SettingRow.Edited": "on_setting_row_edited",
+    "SettingInput.Cancelled": "on_setting_input_cancelled",
     "SettingsPane.Loaded": "on_settings_pane_loaded",
     "SettingsPane.Saved": "on_settings_pane_saved",
     "SettingsPane.Refused": "on_settings_pane_refused",

@@ -32,9 +32,9 @@ def messages(app: Any) -> list[str]:
 
 
 async def replace_text(pilot: Any, field: Input, text: str) -> None:
-    """Focus a field, delete what it holds, type `text` (as a user does)."""
+    """Focus a field, Enter to edit it, delete what it holds, type `text` (as a user does)."""
     field.focus()
-    await pilot.press("end", *["backspace"] * len(field.value), *text)
+    await pilot.press("enter", "end", *["backspace"] * len(field.value), *text)
 
 
 async def test_toggling_use_memories_writes_config_and_keeps_comments(demo_engine,
@@ -77,7 +77,7 @@ async def test_number_out_of_range_is_refused_and_the_file_is_unchanged(demo_eng
         assert field.value == "6"  # the stored value is back on screen
 
 
-async def test_valid_numbers_are_written_on_enter_and_on_blur(demo_engine, make_app) -> None:
+async def test_valid_numbers_are_written_on_enter_not_on_blur(demo_engine, make_app) -> None:
     config = demo_engine.home.config_path
     app = make_app(demo_engine, initial="settings")
     async with app.run_test(size=SIZE) as pilot:
@@ -89,10 +89,11 @@ async def test_valid_numbers_are_written_on_enter_and_on_blur(demo_engine, make_
         assert "min_rollout_idle_hours = 12" in text and MEMORY_COMMENT in text
         assert source(app, "max_unused_days") == "default"
         await replace_text(pilot, row(app, "max_unused_days").control, "45")
-        await pilot.press("tab")  # leaving the field saves it
+        await pilot.press("tab")  # leaving the field without Enter writes nothing
         await settle(app, pilot)
-        assert "max_unused_days = 45" in config.read_text()
-        assert source(app, "max_unused_days") == "set"
+        assert "max_unused_days = " not in config.read_text()
+        assert source(app, "max_unused_days") == "default"
+        assert row(app, "max_unused_days").control.value == ""
 
 
 async def test_backend_select_and_a_model_are_written_to_memdecks_config(demo_engine,

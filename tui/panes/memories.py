@@ -8,16 +8,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from memdeck.engine import HomeInfo, local_time
+from memdeck.engine import HomeInfo
 
 from ..messages import ShowSession
-from ..widgets.raw_memory_view import RawMemoryView, project_of
+from ..widgets.cursor_list import MovingDataTable
+from ..widgets.raw_memory_view import RawMemoryView, fit_columns, memory_columns, project_of
+from ..widgets.session_table import newest_year, short_time
 from .base import Pane
 
 
@@ -59,19 +61,19 @@ class MemoriesPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="memories-where", classes="pane-note")
-        yield DataTable(id="memories-table", cursor_type="row", zebra_stripes=True)
+        yield MovingDataTable(id="memories-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="memories-empty")
         yield RawMemoryView(id="raw-memory-view")
 
     def on_mount(self) -> None:
         table = self.query_one("#memories-table", DataTable)
-        for key, title, width in (("thread", "thread", 8), ("project", "project", 14),
-                                  ("slug", "slug", 28), ("generated", "generated", 16),
-                                  ("uses", "uses", 4), ("last", "last used", 16),
-                                  ("phase2", "phase 2", 7)):
+        for key, title, width in memory_columns(self.size.width or self.app.size.width):
             table.add_column(title, width=width, key=key)
         table.loading = True
         self.query_one("#memories-empty").display = False
+
+    def on_resize(self, event: events.Resize) -> None:
+        fit_columns(self.query_one("#memories-table", DataTable), event.size.width)
 
     def focus_default(self) -> None:
         self.query_one("#memories-table", DataTable).focus()
@@ -101,13 +103,14 @@ class MemoriesPane(Pane):
         self.rows, self.projects = event.rows, event.projects
         self.query_one("#memories-where", Static).update(event.where)
         table.clear()
+        year = newest_year(r.generated_at for r in self.rows)
         for r in self.rows:
             table.add_row(
                 r.thread_id[:8], self.projects.get(r.thread_id, "?"), r.rollout_slug or "—",
-                local_time(r.generated_at, "never"),
+                short_time(r.generated_at, year, "never"),
                 Text(str(r.usage_count) if r.usage_count is not None else "—",
                      justify="right"),
-                local_time(r.last_usage, "never"),
+                short_time(r.last_usage, year, "never"),
                 Text("✓" if r.selected_for_phase2 else "", justify="center"),
                 key=r.thread_id)
         empty = not self.rows

@@ -39,6 +39,8 @@ class MemoryPane(Pane):
         Binding("n", "note", "New note", id="memory.note"),
         Binding("i", "injected", "Agent's view", id="memory.injected"),
         Binding("R", "reload", "Reload", id="memory.reload", show=False),
+        Binding("j", "list_move(1)", "Down", show=False),  # in the file list, as everywhere
+        Binding("k", "list_move(-1)", "Up", show=False),
     ]
     COMMANDS = [
         ("Edit this memory file", "Edit the open memory file (ctrl+s saves)", "edit"),
@@ -131,7 +133,15 @@ class MemoryPane(Pane):
             return editing
         if action in ("note", "injected"):
             return not editing
+        if action == "list_move":
+            return self.file_list.has_focus
         return True
+
+    def action_list_move(self, delta: int) -> None:
+        if delta > 0:
+            self.file_list.action_cursor_down()
+        else:
+            self.file_list.action_cursor_up()
 
     # -- loading ----------------------------------------------------------------------------
     def reload(self) -> None:
@@ -353,30 +363,23 @@ class MemoryPane(Pane):
         def chosen(choice: str | None) -> None:
             if choice == KEEP_MINE:
                 self._save(c.path, self.editor.text, c.disk_version)
-            elif choice == TAKE_DISK:
-                self._confirm_take_disk(c)
+            elif choice == TAKE_DISK:  # the choice in the conflict dialog is the answer
+                self._take_disk(c)
             else:
                 self.editor.focus()
 
         self.app.push_screen(ConflictScreen(c.path, base.text, c.disk_text, event.mine),
                              chosen)
 
-    def _confirm_take_disk(self, c: MemoryConflict) -> None:
-        def answered(yes: bool | None) -> None:
-            if not yes:
-                self.notify("Still editing; nothing was saved.", timeout=4)
-                self.editor.focus()
-                return
-            self._stop_editing()
-            if c.disk_text is None:
-                self.wanted = None
-                self.editor.clear_file()
-            self.reload()  # the list and the file as they are on disk now
-
-        self.app.push_screen(ConfirmScreen(
-            f"Take the version on disk and drop your edit of {c.path}?",
-            "What you typed since pressing e will be lost.", yes="Drop my edit",
-            danger=True), answered)
+    def _take_disk(self, c: MemoryConflict) -> None:
+        """Drop the edit for the version on disk (the conflict dialog asked: not again)."""
+        self._stop_editing()
+        if c.disk_text is None:
+            self.wanted = None
+            self.editor.clear_file()
+        self.reload()  # the list and the file as they are on disk now
+        self.notify(f"Your edit of {c.path} was dropped; showing the version on disk.",
+                    timeout=4)
 
     # -- ad-hoc notes -----------------------------------------------------------------------
     def action_note(self) -> None:

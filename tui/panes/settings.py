@@ -70,6 +70,9 @@ def backend_line(name: str) -> str:
     return f"Backend in effect: {name}"
 
 
+NARROW_SETTINGS = 140  # below this width a description gets its own line
+
+
 class SettingsPane(Pane):
     TITLE = "Settings"
     BINDINGS = [
@@ -123,6 +126,10 @@ class SettingsPane(Pane):
         self._reported: set[str] = set()
 
     # -- layout ---------------------------------------------------------------------------
+    def on_resize(self, event: events.Resize) -> None:
+        # narrow: each setting's description goes under its name, full width (settings.tcss)
+        self.set_class(event.size.width < NARROW_SETTINGS, "-narrow")
+
     def compose(self) -> ComposeResult:
         top = {k for k, _, _ in SWITCHES}
         with VerticalScroll(id="settings-scroll"):

@@ -1,4 +1,5 @@
-"""Modal questions: yes/no, type a word to confirm, and ask for a line of text."""
+"""Modal questions: yes/no, type a word to confirm, and ask for a line of text. Each has its
+own footer: while it is open the footer shows its keys (`y`, `n`/`esc`), not the pane's."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Footer, Input, Label, Static
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -34,6 +35,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(id="buttons"):
                 yield Button(self.yes, id="yes", variant="error" if self.danger else "primary")
                 yield Button("Cancel", id="no")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#no" if self.danger else "#yes", Button).focus()
@@ -66,6 +68,7 @@ class TypedConfirmScreen(ModalScreen[bool]):
                         id="hint")
             yield Input(placeholder=self.word, id="word",
                         compact=True)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -99,6 +102,7 @@ class AskScreen(ModalScreen[str | None]):
             yield Label(self.question, id="question")
             yield Input(self.value, placeholder=self.placeholder, id="answer")
             yield Label("Enter to go on · Escape to cancel", id="hint")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

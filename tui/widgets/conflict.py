@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static
+from textual.widgets import Button, Footer, Label, Static
 
 KEEP_MINE, TAKE_DISK, BACK = "mine", "disk", "edit"
 MAX_DIFF_LINES = 400  # a huge rewrite still opens at once; the rest is counted
@@ -47,7 +47,7 @@ class ConflictScreen(ModalScreen[str]):
 
     BINDINGS = [
         Binding("k", "choose('mine')", "Keep mine", id="conflict.mine"),
-        Binding("d", "choose('disk')", "Take disk version", id="conflict.disk"),
+        Binding("d", "choose('disk')", "Take disk version, drop mine", id="conflict.disk"),
         Binding("escape,b", "choose('edit')", "Back to editing", id="conflict.back"),
     ]
 
@@ -78,8 +78,9 @@ class ConflictScreen(ModalScreen[str]):
                              id="diff-mine")
             with Horizontal(id="buttons"):
                 yield Button("Keep mine (k)", id="mine", variant="warning")
-                yield Button("Take disk version (d)", id="disk")
+                yield Button("Take disk version, drop mine (d)", id="disk")
                 yield Button("Back to editing (esc)", id="edit", variant="primary")
+        yield Footer()  # its keys (k, d, esc), not the editor's
 
     def on_mount(self) -> None:
         self.query_one("#edit", Button).focus()

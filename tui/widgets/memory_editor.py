@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual import events
+from textual.binding import Binding
 from textual.widgets import TextArea
 
 
@@ -17,6 +18,15 @@ class MemoryEditor(TextArea):
     DEFAULT_CSS = """
     MemoryEditor { height: 1fr; }
     """
+    # viewing: g / Home to the top, G / End to the bottom (editing: Home / End stay on the line)
+    # (a key bound here replaces TextArea's binding of it: editing keeps Home / End by the
+    # second pair, tried when view_jump is off)
+    BINDINGS = [
+        Binding("g,home", "view_jump(0)", "Top", show=False),
+        Binding("G,end", "view_jump(-1)", "Bottom", show=False),
+        Binding("home", "cursor_line_start", "Cursor line start", show=False),
+        Binding("end", "cursor_line_end", "Cursor line end", show=False),
+    ]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("", language="markdown", theme="css", soft_wrap=True,
@@ -63,6 +73,19 @@ class MemoryEditor(TextArea):
             row = self.cursor_location[0]
             self.load_text(self.base.text)
             self.cursor_location = (min(row, self.document.line_count - 1), 0)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "view_jump":
+            return self.read_only
+        return super().check_action(action, parameters)
+
+    def action_view_jump(self, where: int) -> None:
+        last = max(0, self.document.line_count - 1)
+        self.move_cursor((0 if where == 0 else last, 0))
+        if where == 0:
+            self.scroll_home(animate=False)
+        else:
+            self.scroll_end(animate=False)
 
     async def _on_key(self, event: events.Key) -> None:
         # Textual calls TextArea's own `_on_key` after this one. While editing it would use

@@ -26,7 +26,9 @@ class NoteScreen(ModalScreen[tuple[str, str] | None]):
                 yield RadioButton("Remember this", value=self.kind == "remember",
                                   id="note-remember")
                 yield RadioButton("Forget this", value=self.kind == "forget", id="note-forget")
-            yield Input(placeholder="e.g. the staging database moved to db-3", id="note-text")
+            # back from the radios the text must not be selected: the next key would replace it
+            yield Input(placeholder="e.g. the staging database moved to db-3", id="note-text",
+                        select_on_focus=False)
             yield Label("Written to extensions/ad_hoc/notes/ · Enter to add · Escape to "
                         "cancel", id="hint")
 

@@ -9,9 +9,38 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Label, Markdown, Static
+from textual.widgets import DataTable, Label, Markdown, Static
+from textual.widgets.data_table import ColumnKey
 
 from memdeck.engine import local_time
+
+# the raw memories table (tui/panes/memories.py): thread, project, slug, generated, uses, last
+# used, phase 2; times are `11-18 16:00` (the header under the table has the whole one), the
+# slug gets what is left at the table's width, so `phase 2` is never cut at 80 or 100 columns
+CELL_PADDING = 2  # DataTable's, per column
+SCROLLBAR = 2
+
+
+def memory_columns(width: int) -> list[tuple[str, str, int]]:
+    project = 14 if width >= 100 else 10
+    fixed = 8 + project + 11 + 4 + 11 + 7
+    slug = max(12, min(40, width - SCROLLBAR - 7 * CELL_PADDING - fixed))
+    return [("thread", "thread", 8), ("project", "project", project), ("slug", "slug", slug),
+            ("generated", "generated", 11), ("uses", "uses", 4), ("last", "last used", 11),
+            ("phase2", "phase 2", 7)]
+
+
+def fit_columns(table: DataTable[Any], width: int) -> None:
+    """Give the table's columns the widths `memory_columns` picks for `width`."""
+    changed = False
+    for key, _, w in memory_columns(width):
+        column = table.columns.get(ColumnKey(key))
+        if column is not None and column.width != w:
+            column.width, changed = w, True
+    if changed:  # DataTable has no public call for this: what its own width updates do
+        table._clear_caches()
+        table._require_update_dimensions = True
+        table.refresh()
 
 
 def split_front_matter(text: str) -> tuple[str, str]:

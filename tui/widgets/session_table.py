@@ -3,6 +3,8 @@ CursorList), so 10,000 sessions cost no more to show than 30."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -22,16 +24,21 @@ from .cursor_list import MOVES, CursorList
 
 
 class Column(NamedTuple):
-    key: str
+    key: str  # which of `cell_values` it shows
     title: str
     width: int
 
 
-FIXED = (("updated", "updated", 16), ("project", "project", 16), ("source", "source", 8),
-         ("status", "status", 15))
+STATUS_WIDTH = max(map(len, STATUS_STYLE))  # the longest status word: never cut
+SOURCE_DEFAULT = 8
 # source shows what the user ran ("Codex TUI", "exec", "sub-agent: review"), never Codex's
 # raw JSON; the column is as wide as the longest label on the table, within these bounds
 SOURCE_WIDTH = (6, 17)
+# (from this table width: updated column, project width, source width at most): the narrower
+# the table, the more the fixed columns give up so that preview and reason stay readable;
+# status is never cut, the detail line under the table shows the whole values
+SHRINK = ((140, "updated", 16, SOURCE_WIDTH[1]), (110, "updated_short", 14, SOURCE_WIDTH[1]),
+          (90, "updated_short", 10, 9), (0, "updated_short", 10, 0))
 
 
 def source_width(rows: list[Any]) -> int:
@@ -39,9 +46,15 @@ def source_width(rows: list[Any]) -> int:
     return min(hi, max([lo, *(len(label) for label in {s.source_label for s in rows})]))
 
 
-def layout(width: int, source: int = FIXED[2][2]) -> list[Column]:
-    """Fixed columns first; preview and reason share what is left (reason gets more)."""
-    cols = [Column(k, t, source if k == "source" else w) for k, t, w in FIXED]
+def layout(width: int, source: int = SOURCE_DEFAULT) -> list[Column]:
+    """The fixed columns, as narrow as `width` asks (SHRINK); preview and reason share what
+    is left, reason gets more."""
+    updated, project, source_max = next((u, p, s) for w, u, p, s in SHRINK if width >= w)
+    cols = [Column(updated, "updated", 16 if updated == "updated" else 11),
+            Column("project", "project", project)]
+    if source_max:
+        cols.append(Column("source", "source", min(source, source_max)))
+    cols.append(Column("status", "status", STATUS_WIDTH))
     rest = max(20, width - sum(c.width + 1 for c in cols) - 1)
     preview = max(10, rest * 2 // 5)
     cols += [Column("preview", "preview", preview), Column("reason", "reason",
@@ -49,9 +62,24 @@ def layout(width: int, source: int = FIXED[2][2]) -> list[Column]:
     return cols
 
 
-def cell_values(s: Any) -> dict[str, str]:
+def short_time(ts: float | None, year: int, missing: str = "?") -> str:
+    """11 columns: `11-20 10:30` in `year` (the newest row's), else `2025-11-20`."""
+    if not ts:
+        return missing
+    t = time.localtime(ts)
+    return time.strftime("%m-%d %H:%M" if t.tm_year == year else "%Y-%m-%d", t)
+
+
+def newest_year(stamps: Iterable[float | None]) -> int:
+    """The year of the newest of `stamps` (0: none): `short_time` leaves that one out."""
+    newest = max((ts or 0 for ts in stamps), default=0)
+    return time.localtime(newest).tm_year if newest else 0
+
+
+def cell_values(s: Any, year: int = 0) -> dict[str, str]:
     return {
         "updated": local_time(s.updated_at),
+        "updated_short": short_time(s.updated_at, year),
         "project": s.project,
         "source": s.source_label,
         "status": s.status,
@@ -78,7 +106,9 @@ class SessionHeader(Static):
 
     def render_header(self, width: int) -> None:
         table = next(iter(self.parent.query(SessionTable)), None) if self.parent else None
-        cols = layout(width, table.source_width if table is not None else FIXED[2][2])
+        if table is not None:
+            width = table.rows_width() or width
+        cols = layout(width, table.source_width if table is not None else SOURCE_DEFAULT)
         self.update("".join(" " + set_cell_size(c.title, c.width) for c in cols))
 
 
@@ -88,7 +118,7 @@ class SessionTable(CursorList):
     BINDINGS = [*MOVES, Binding("enter", "open", "Open", id="sessions.open")]
     COMPONENT_CLASSES = {"session-table--cursor", "session-table--odd"}
     DEFAULT_CSS = """
-    SessionTable { height: 1fr; }
+    SessionTable { height: 1fr; overflow-x: hidden; }
     SessionTable > .session-table--cursor { background: $block-cursor-background;
         color: $block-cursor-foreground; text-style: bold; }
     SessionTable:blur > .session-table--cursor { background: $block-cursor-blurred-background;
@@ -107,7 +137,9 @@ class SessionTable(CursorList):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._values: LRUCache[int, dict[str, str]] = LRUCache(4096)
-        self.source_width = FIXED[2][2]
+        self.source_width = SOURCE_DEFAULT
+        self._header_width = 0
+        self.year = 0  # the newest session's: short times leave it out
 
     @property
     def rows(self) -> list[Any]:
@@ -116,6 +148,7 @@ class SessionTable(CursorList):
     def set_rows(self, rows: list[Any], keep: str | None = None) -> None:
         """Show `rows`; the cursor stays on the session `keep` (a rollout path) if present."""
         self._values.clear()
+        self.year = newest_year(s.updated_at for s in rows)
         width = source_width(rows) if rows else self.source_width
         if width != self.source_width:
             self.source_width = width
@@ -127,8 +160,13 @@ class SessionTable(CursorList):
             target = next((i for i, s in enumerate(rows) if s.rollout_path == keep), 0)
         self.show_items(rows, target)
 
+    def rows_width(self) -> int:
+        """The width the rows are laid out in: the table's, less the scrollbar once there
+        is one (the header must follow it, or its titles stand off their columns)."""
+        return self.scrollable_content_region.width
+
     def cache_key(self, index: int, item: Any) -> tuple[Any, ...]:
-        return (item.rollout_path, item.status)
+        return (item.rollout_path, item.status, self.rows_width())
 
     def render_item(self, index: int, s: Any, selected: bool, width: int) -> Strip:
         if selected:
@@ -139,7 +177,13 @@ class SessionTable(CursorList):
             base = self.rich_style
         values = self._values.get(index)
         if values is None:
-            values = self._values[index] = cell_values(s)
+            values = self._values[index] = cell_values(s, self.year)
         status = None if selected else Style.parse(STATUS_STYLE.get(s.status, "none"))
-        return Strip(row_segments(values, layout(width, self.source_width), base,
+        inner = self.rows_width() or width
+        if inner != self._header_width:  # a scrollbar came or went: the titles follow
+            self._header_width = inner
+            if self.parent is not None:
+                for header in self.parent.query(SessionHeader):
+                    self.call_later(header.render_header, inner)
+        return Strip(row_segments(values, layout(inner, self.source_width), base,
                                   status)).adjust_cell_length(width, base)

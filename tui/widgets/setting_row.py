@@ -3,15 +3,20 @@ the value comes from the file or is the default, and a short line saying what it
 
 The row never writes anything: it posts `SettingRow.Edited` with the text to store (None:
 remove the key, back to the default) and the pane's worker writes it. `show()` puts the stored
-value back, so a refused value never stays on screen."""
+value back, so a refused value never stays on screen.
+
+A text or number field is a `SettingInput`: focused, it takes no keys (1–6 still switch panes,
+the pane's keys still work); Enter starts editing, then Enter saves and Esc (or leaving the
+field with Tab or a click elsewhere) puts the stored value back. Only Enter writes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Switch
@@ -34,6 +39,78 @@ def stored_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+# the Input's own keys that change the text: they work only while editing
+_EDIT_ACTIONS = {b.action.split("(")[0] for b in Input.BINDINGS if isinstance(b, Binding)
+                 and not b.action.startswith(("cursor_", "home", "end", "select_all", "copy"))}
+
+
+class SettingInput(Input):
+    """A field that is entered with Enter and left with Enter (save) or Esc (the stored value
+    comes back). While not editing it lets every printable key through to the pane and app."""
+
+    BINDINGS = [
+        Binding("enter", "begin_edit", "Edit value"),
+        Binding("enter", "submit", "Save to file"),
+        Binding("escape", "cancel_edit", "Cancel (keep stored)"),
+    ]
+    DEFAULT_CSS = """
+    SettingInput.-editing { background: $warning 25%; text-style: bold; }
+    """
+
+    editing = False
+
+    @dataclass
+    class Cancelled(Message):
+        """The user left the field without Enter: the row puts the stored value back."""
+
+        field: SettingInput
+        tabbed: bool  # left by Tab or a click, not by Esc
+
+    def set_editing(self, on: bool) -> None:
+        self.editing = on
+        self.set_class(on, "-editing")
+        self.refresh_bindings()
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        return self.editing and super().check_consume_key(key, character)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "begin_edit":
+            return not self.editing
+        if action in ("submit", "cancel_edit") or action in _EDIT_ACTIONS:
+            return self.editing
+        return True
+
+    def action_begin_edit(self) -> None:
+        self.set_editing(True)
+        self.action_end()
+
+    async def action_submit(self) -> None:
+        self.set_editing(False)
+        await super().action_submit()
+
+    def action_cancel_edit(self) -> None:
+        self.set_editing(False)
+        self.post_message(self.Cancelled(self, tabbed=False))
+
+    async def _on_key(self, event: events.Key) -> None:
+        if not self.editing and event.is_printable:
+            event.prevent_default()  # not Input's: the key bubbles on to the pane's bindings
+
+    def _on_click(self, event: events.Click) -> None:
+        if not self.editing:
+            self.set_editing(True)
+
+    def _on_paste(self, event: events.Paste) -> None:
+        if not self.editing:
+            self.set_editing(True)  # pasting is editing
+
+    def _on_blur(self, event: events.Blur) -> None:
+        if self.editing:
+            self.set_editing(False)
+            self.post_message(self.Cancelled(self, tabbed=True))
 
 
 class SettingRow(Horizontal):
@@ -77,17 +154,17 @@ class SettingRow(Horizontal):
         yield Label("", classes="setting-source")
         yield Label(self.help, classes="setting-help", markup=False)
 
-    def _control(self) -> Switch | Select[str] | Input:
+    def _control(self) -> Switch | Select[str] | SettingInput:
         if self.spec.kind == "bool":
             return Switch(classes="setting-control")
         if self.spec.kind == "enum":
             return Select([(c, c) for c in self.spec.choices], allow_blank=False,
                           compact=True, classes="setting-control")
         if self.secret:
-            return Input(password=True, compact=True, classes="setting-control")
+            return SettingInput(password=True, compact=True, classes="setting-control")
         # integers: only digits can be typed; no validator, so an empty field (the default)
         # is not painted as an error; the range is checked by the engine when saved
-        return Input(compact=True, classes="setting-control",
+        return SettingInput(compact=True, classes="setting-control",
                      restrict=r"-?[0-9]*" if self.spec.kind == "int" else None,
                      placeholder="default" if self.spec.default is None
                      else f"default {stored_text(self.spec.default)}")
@@ -113,7 +190,7 @@ class SettingRow(Horizontal):
             control.placeholder = ("set (hidden): type a new key, Enter saves; "
                                    "empty Enter removes it") if setting.is_set \
                 else "not set (OPENAI_API_KEY is used); type a key, Enter"
-        elif not control.has_focus or control.value == self.shown_text:
+        elif not control.editing or control.value == self.shown_text:
             control.value = stored_text(setting.value) if setting.is_set else ""
         if setting.note:  # a derived value (the memory version) says why it is what it is
             self.query_one(".setting-help", Label).update(
@@ -166,13 +243,17 @@ class SettingRow(Horizontal):
         event.stop()
         self._commit(event.value, submitted=True)
 
-    @on(Input.Blurred)
-    def _blurred(self, event: Input.Blurred) -> None:
+    @on(SettingInput.Cancelled)
+    def _cancelled(self, event: SettingInput.Cancelled) -> None:
+        """Esc, Tab or a click elsewhere: nothing is written, the stored value comes back."""
         event.stop()
-        if not self.secret:  # a half-typed key is not saved by tabbing away
-            self._commit(event.value, submitted=False)
+        typed = event.field.value
+        self.revert()
+        if event.tabbed and typed.strip() != (self.shown_text if not self.secret else ""):
+            self.notify(f"{self.key} not saved: Enter saves, Esc cancels", timeout=4)
 
     def _commit(self, value: str, submitted: bool) -> None:
+        """Enter: post the edit (the pane's worker writes it)."""
         text = value.strip()
         if self.current is None:
             return
