@@ -178,10 +178,11 @@ class MemdeckApp(App[None]):
                     timeout=10)
 
     @on(SessionsChanged)
-    def _sessions_changed(self) -> None:
-        for pid in ("sessions", "memories"):
-            if pane := self.built(pid):
-                pane.mark_stale()
+    def _sessions_changed(self, event: SessionsChanged) -> None:
+        if isinstance(sessions := self.built("sessions"), SessionsPane):
+            sessions.mark_stale(rescan=event.rescan)
+        if pane := self.built("memories"):
+            pane.mark_stale()
 
     @on(MemoryChanged)
     def _memory_changed(self) -> None:
@@ -285,7 +286,7 @@ class MemdeckApp(App[None]):
         failed = report.count("failed")
         if failed:
             done += f", {failed} failed"
-        self.post_message(SessionsChanged())
+        self.post_message(SessionsChanged(rescan=False))  # the extract read the disk first
         if cancel.is_set() or report.cancelled:
             self.post_message(PipelineFinished(f"cancelled: {done}", None, cancelled=True))
             return
@@ -335,12 +336,12 @@ class MemdeckApp(App[None]):
     def watch_home(self) -> None:
         def on_event(ev: Any) -> None:
             kind = ev.kind
-            if kind == "indexed":
-                self.post_message(SessionsChanged())
+            if kind == "indexed":  # the watcher brought the index up to date itself
+                self.post_message(SessionsChanged(rescan=False))
             elif kind in ("memory_changed", "extracted", "proposal"):
                 self.post_message(MemoryChanged(kind))
                 if kind == "extracted":
-                    self.post_message(SessionsChanged())
+                    self.post_message(SessionsChanged(rescan=False))
                 if kind == "proposal":
                     self.notify(f"{ev.detail} (auto-extract); see Review (5).")
             elif kind == "error":

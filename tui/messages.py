@@ -44,8 +44,12 @@ class MemoryChanged(Message):
     source: str = ""
 
 
+@dataclass
 class SessionsChanged(Message):
-    """The session index changed (new or grown rollouts, a forget, an extraction)."""
+    """Sessions changed: `rescan` when rollouts did (new or grown files, a forget), else
+    only what their statuses come from (an extraction)."""
+
+    rescan: bool = True
 
 
 @dataclass

@@ -330,7 +330,7 @@ class SessionsPane(Pane):
             text = f"{r.outcome}: {r.detail}" if r.detail else r.outcome
             self.notify(f"Extract ({report.backend}) — {text}",
                                       severity=sev, timeout=6)
-        self.post_message(SessionsChanged())
+        self.post_message(SessionsChanged(rescan=False))
         self.post_message(MemoryChanged("extract"))
 
     def action_forget(self) -> None:
