@@ -171,6 +171,18 @@ def test_memdeck_demo_in_a_real_terminal(tmp_path: Path) -> None:
         assert active_tab(screen) == "1 Sessions"
         assert "Upgrade Django" in screen and "Deploy the API" in screen, screen
 
+        # keys typed in one burst (one write to the terminal, as a fast typist or a paste
+        # gives them) all land: five pane switches, back to Sessions, two rows down
+        term.keys("2", "3", "4", "5", "6", "1", "j", "j")
+        screen = term.wait("the third row highlighted after the burst",
+                           lambda s: active_tab(s) == TABS[0]
+                           and "running: extraction running" in s)
+        term.keys("5")
+        term.wait("Review shown", lambda s: active_tab(s) == TABS[4])
+        term.keys("1", "k", "k")  # one write again: the switch, then the keys for the table
+        term.wait("the first row again", lambda s: active_tab(s) == TABS[0]
+                  and "too_recent: idle 1.5 h" in s)
+
         # `/` and a word narrow the table
         term.keys("/")  # keys typed before the focus moved would go to the table: wait
         term.wait("the filter focused (footer without Open)", lambda s: "Open" not in footer(s))

@@ -64,8 +64,10 @@ class MemdeckApp(App[None]):
     CSS_PATH = ["styles/app.tcss", *[f"styles/{pid}.tcss" for pid, _, _ in PANES_CSS]]
     TITLE = "memdeck"
     BINDINGS = [
-        *[Binding(str(i), f"show_pane('{pid}')", title, id=f"app.pane.{pid}", show=False)
-          for i, (pid, title, _) in enumerate(PANES, 1)],
+        # priority: the switch begins the moment the key arrives, so keys typed right after
+        # it wait for the new pane (held_keys.py); a text field keeps its digits (check_action)
+        *[Binding(str(i), f"show_pane('{pid}')", title, id=f"app.pane.{pid}", show=False,
+                  priority=True) for i, (pid, title, _) in enumerate(PANES, 1)],
         Binding("c", "consolidate", "Extract+consolidate", id="app.consolidate"),
         Binding("ctrl+x", "cancel_run", "Cancel run", id="app.cancel"),
         Binding("question_mark", "help", "Help", id="app.help"),
@@ -150,7 +152,7 @@ class MemdeckApp(App[None]):
     @on(TabbedContent.TabActivated)
     def _tab(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id:
-            self.held.switching = event.pane.id
+            self.held.switch_to(event.pane.id)
             self.call_after_refresh(self._activate, event.pane.id)
 
     def action_show_pane(self, pid: str) -> None:
@@ -158,8 +160,9 @@ class MemdeckApp(App[None]):
             if (pane := self.built(pid)) is not None and (
                     self.focused is None or pane not in self.focused.ancestors_with_self):
                 pane.focus_default()
+            self.held.shown(pid)  # what was typed after the key goes to the pane now
             return
-        self.held.switching = pid
+        self.held.switch_to(pid)
         # Textual hands the focus of a widget being hidden to a sibling, which can sit in the
         # pane being left, and that makes its tab active again: drop the focus first
         self.screen.set_focus(None)
@@ -229,6 +232,10 @@ class MemdeckApp(App[None]):
 
     # -- extract + consolidate -------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "show_pane":  # not over a dialog, not out of a field being typed in
+            focused = self.focused
+            return self.screen is self.screen_stack[0] and not (
+                focused is not None and focused.check_consume_key("1", "1"))
         if action == "cancel_run":
             return self.running
         if action == "consolidate":

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from textual.app import App
 
 GIVE_UP_S = 5.0
+SWITCH_GIVE_UP_S = 5.0  # a switch that never finished (the pane failed to build)
 RETRY_S = 0.05
 
 
@@ -26,6 +27,7 @@ class HeldKeys:
         self.switching: str | None = None  # the pane being shown, until it has the focus
         self._keys: list[events.Key] = []
         self._since = 0.0
+        self._switch_at = 0.0
 
     def _must_wait(self) -> bool:
         """A key now would be lost: a pane is being shown (nothing has the focus yet) or the
@@ -34,16 +36,29 @@ class HeldKeys:
         if app.screen is not app.screen_stack[0]:
             return False  # a dialog takes its keys itself
         focused = app.focused
+        if self.switching is not None:
+            shown = getattr(app, "active_pane", None) == self.switching and focused is not None \
+                and any(getattr(n, "id", None) == f"{self.switching}-pane"
+                        for n in focused.ancestors_with_self)
+            if shown or time.monotonic() - self._switch_at > SWITCH_GIVE_UP_S:
+                self.switching = None  # it is shown (or the key never switched anything)
         return self.switching is not None or (focused is not None and focused.loading)
 
+    def switch_to(self, pid: str) -> None:
+        self.switching = pid
+        self._switch_at = time.monotonic()
+
     def hold(self, event: events.Key) -> bool:
-        """Keep `event` for later (True), or let it through now (False)."""
+        """Keep `event` for later (True), or let it through now (False). The pane keys are
+        priority bindings, so a pane key's switch has begun before the next key is looked
+        at, even when a terminal hands over `1j` at once."""
         if not self._keys:
             if not self._must_wait():
                 return False
             self._since = time.monotonic()
-        if event.key in self.app.screen.active_bindings:
-            return False
+        active = self.app.screen.active_bindings.get(event.key)
+        if active is not None and active.node is self.app:
+            return False  # the app's own keys act at once; a pane's wait for the pane shown
         if not self._keys:
             self.app.set_timer(RETRY_S, self.release)
         self._keys.append(event)
@@ -64,3 +79,4 @@ class HeldKeys:
         held, self._keys = self._keys, []
         for key in held:
             self.app.post_message(events.Key(key.key, key.character))
+
