@@ -21,7 +21,7 @@ from .codex.state_db import read_threads
 from .errors import ConfigError, HomeError, MemdeckError, NotFound
 from .index.extract_log import read_extract_log
 from .index.session_index import RefreshStats, SessionIndex
-from .index.sessions import Session, build_sessions, find_session
+from .index.sessions import Session, ThreadLabel, build_sessions, find_session
 from .results import Listing, MemoryRows, RolloutProblem, SessionDetail, home_warnings
 from .settings_access import Settings
 from .store import Store
@@ -74,7 +74,8 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
 
 __all__ = [
     "ConfigError", "Engine", "HomeError", "Listing", "MemdeckError", "MemoryRows", "NotFound",
-    "RefreshStats", "RolloutProblem", "Session", "SessionDetail", "SettingValue", "demo_home",
+    "RefreshStats", "RolloutProblem", "Session", "SessionDetail", "SettingValue", "ThreadLabel",
+    "demo_home",
 ]
 
 # Names the TUI and the CLI use, re-exported here so that `memdeck.engine` is their only door;
@@ -166,6 +167,15 @@ class Engine:
     def sessions(self, refresh: bool = True) -> list[Session]:
         """`listing(refresh).sessions`, for callers that show no warnings."""
         return self.listing(refresh).sessions
+
+    def thread_labels(self) -> dict[str, ThreadLabel]:
+        """Thread id -> its project (the cwd's last folder, "" without one) and preview, from
+        the index as it is: for panes that only name sessions (Raw memories, Review's inputs);
+        `sessions()` also decides every status, a few times slower on a big home."""
+        from .index.sessions import project_name
+
+        return {s.thread_id: ThreadLabel(project_name(s.cwd) if s.cwd else "", s.preview)
+                for s in self.index.sessions(refresh=False) if s.thread_id}
 
     def session(self, key: str, refresh: bool = True) -> SessionDetail:
         """One session with its transcript (read from the rollout now). `refresh=False`

@@ -70,6 +70,13 @@ class Session(NamedTuple):
         return parse_iso(self.started_at)
 
 
+class ThreadLabel(NamedTuple):
+    """What names a session where its status is not shown (`Engine.thread_labels`)."""
+
+    project: str
+    preview: str
+
+
 def project_name(cwd: str | None) -> str:
     """The cwd's last folder, for a POSIX and a Windows path alike (`C:\\Users\\me\\shop` →
     `shop`); string methods, not Path: called for every row of a 10,000-session listing."""

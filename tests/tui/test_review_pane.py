@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from conftest import plant_secret
+from textual.app import App, ComposeResult
 
 from memdeck.engine import Engine
 from memdeck.engine.phase2.proposals import root_state
 from memdeck.tui.messages import MemoryChanged
 from memdeck.tui.widgets.confirm import AskScreen, ConfirmScreen
-from memdeck.tui.widgets.hunk_list import HunkList
+from memdeck.tui.widgets.diff_view import RELAYOUT_IN_THREAD, lay_out
+from memdeck.tui.widgets.hunk_list import HunkList, hunk_rows, hunk_text, with_layout
 from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle
 
@@ -78,6 +80,78 @@ async def test_the_pending_proposal_with_its_inputs_files_and_hunks(demo_engine,
                                           "staging database") for x in named)
         assert "8 hunks · 8 selected in 6 files" in text(app, "#review-status")
         assert not app.query_one("#review-banner").display
+
+
+def drawn(hunks: HunkList) -> list[str]:
+    """Every visual line of the list, top to bottom, as the user scrolls through it."""
+    lines: list[str] = []
+    for top in range(0, hunks.virtual_size.height, hunks.size.height):
+        hunks.scroll_to(0, top, animate=False, immediate=True)
+        lines += [hunks.render_line(y).text for y in range(hunks.size.height)]
+    return lines[:hunks.virtual_size.height]
+
+
+async def test_long_lines_wrap_whole_and_a_wrapped_header_follows_its_check_box(
+        demo_engine, make_app) -> None:
+    """The proposal's rows are wrapped in the loading worker, to the list's width (the app
+    answers keys meanwhile); what is drawn holds every line whole, and a hunk header that
+    wraps shows its check box as toggled, also after the width changed."""
+    propose(demo_engine)
+    app = make_app(demo_engine, initial="review")
+    messages: list[Any] = []
+    async with app.run_test(size=(40, 30), message_hook=messages.append) as pilot:
+        await settle(app, pilot)
+        hunks = app.query_one(HunkList)
+        loaded = [m for m in messages if type(m).__name__ == "Loaded"
+                  and hasattr(m, "data") and m.data.proposal is not None]
+        layout = loaded[-1].data.view.layout
+        assert layout is not None and layout.width == hunks.text_width
+        assert hunks.virtual_size.height == layout.height > len(hunks.rows)  # lines wrap
+        lines = drawn(hunks)
+        first = lines[0][hunks.GUTTER:].rstrip()
+        assert first.startswith("[x] MEMORY.md  @@ -8,15 +8,25 @@")
+        assert "+10 −0" not in first and "+10 −0" in lines[1]  # the header wraps at 40
+        flat = "".join(x[hunks.GUTTER:].rstrip() for x in lines).replace(" ", "")
+        for row in hunks.rows:  # nothing cut: each line's text is drawn, in order
+            assert (row.sign + row.body).replace(" ", "") in flat
+        await pilot.press("home", "space")
+        assert drawn(hunks)[0][hunks.GUTTER:].startswith("[ ] MEMORY.md")
+        await pilot.resize_terminal(34, 30)
+        await settle(app, pilot)
+        again = drawn(hunks)
+        assert again[0][hunks.GUTTER:].startswith("[ ] MEMORY.md")
+        assert len(again) == hunks.virtual_size.height > len(lines)  # re-wrapped narrower
+
+
+class ListApp(App[None]):
+    """The hunk list alone, to be filled with rows the way the pane fills it."""
+
+    def compose(self) -> ComposeResult:
+        yield HunkList()
+
+
+async def test_a_long_proposal_rewraps_off_the_event_loop_when_the_width_changes(
+        demo_engine) -> None:
+    """Thousands of rows: a width change wraps them again in a thread, then the list draws
+    them at the new width, its last line included."""
+    p = propose(demo_engine)
+    many = hunk_rows(demo_engine.proposal_hunks(p.id) * 60, [])
+    assert len(many.rows) >= RELAYOUT_IN_THREAD
+    app = ListApp()
+    async with app.run_test(size=SIZE) as pilot:
+        hunks = app.query_one(HunkList)
+        hunks.set_hunks(with_layout(many, hunks.text_width))
+        await settle(app, pilot)
+        wide = hunks.virtual_size.height
+        await pilot.resize_terminal(70, 30)
+        await settle(app, pilot)
+        want = lay_out(many.rows, (hunk_text(r, True) for r in many.rows), hunks.text_width)
+        assert hunks.virtual_size.height == want.height > wide
+        hunks.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        shown = [hunks.render_line(y).text for y in range(hunks.size.height)]
+        last = next(r for r in reversed(many.rows) if r.body)
+        assert any(last.body[-20:] in x for x in shown)
 
 
 async def test_a_forget_note_names_itself_on_its_hunk(demo_engine, make_app) -> None:

@@ -333,3 +333,25 @@ async def test_switching_the_memory_version_explains_and_asks_first(demo_engine,
         assert 'version = "v2"' in config.read_text()
         assert demo_engine.home.memory_version == "v2"
         assert (demo_engine.home.root / "memories").is_dir()  # the v1 root is kept
+
+
+async def test_descriptions_move_when_the_width_crosses_the_narrow_threshold(
+        demo_engine, make_app) -> None:
+    """Built wide, a description sits beside its name; made narrow it goes under the name, and
+    wide again back beside it (the layout is chosen at compose and on each crossing)."""
+    app = make_app(demo_engine, initial="settings")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+
+        def help_under_name() -> bool:
+            r = row(app, "use_memories")
+            name, help_ = r.query_one(".setting-label"), r.query_one(".setting-help")
+            return help_.region.y > name.region.y
+
+        assert not help_under_name()
+        await pilot.resize_terminal(100, 30)
+        await settle(app, pilot)
+        assert help_under_name()
+        await pilot.resize_terminal(160, 48)
+        await settle(app, pilot)
+        assert not help_under_name()

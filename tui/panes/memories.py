@@ -89,8 +89,9 @@ class MemoriesPane(Pane):
           exit_on_error=False)
     def load_memories(self) -> None:
         rows = self.engine.memories().rows
-        known = {s.id: s for s in self.engine.sessions(refresh=False) if s.id}
-        projects = {r.thread_id: project_of(r, known) for r in rows}
+        known = self.engine.thread_labels()  # the index only: no statuses needed here
+        projects = {r.thread_id: (label.project if (label := known.get(r.thread_id)) else "")
+                    or project_of(r, {}) for r in rows}
         keymap, _problems = self.engine.keymap()
         self.post_message(self.Loaded(rows, projects, keymap.get("app.consolidate", "c"),
                                       version_line(self.engine.home_info())))

@@ -95,6 +95,7 @@ class MemoryPane(Pane):
         self.wanted: str | None = None  # the file shown, or being loaded
         self.saving = False
         self.cited: dict[str, list[Any]] = {}  # path -> LineUsage, from later sessions
+        self._cite_pending = False  # a reload's citations wait for its first file drawn
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="memory-body"):
@@ -145,8 +146,16 @@ class MemoryPane(Pane):
 
     # -- loading ----------------------------------------------------------------------------
     def reload(self) -> None:
+        # the citations (every session's rollout: ~1 s on a big home) start once the files
+        # are drawn, not beside them: their thread would take the GIL from the first paint
+        self._cite_pending = True
         self.load_files()
-        self.load_citations()
+        self.set_timer(2.0, self._cite_after_paint)  # in case no file comes (a failed read)
+
+    def _cite_after_paint(self) -> None:
+        if self._cite_pending:
+            self._cite_pending = False
+            self.call_after_refresh(self.load_citations)
 
     @work(thread=True, exclusive=True, group="memory-cited", name="reading citations",
           exit_on_error=False)
@@ -190,9 +199,12 @@ class MemoryPane(Pane):
             if not self.editor.editing:
                 self.editor.clear_file()
             self._title()
+            self._cite_after_paint()
             return
         if not self.editor.editing:
             self.open_file(want)  # the text may have changed on disk too
+        else:
+            self._cite_after_paint()
 
     def open_file(self, path: str) -> None:
         self.wanted = path
@@ -205,6 +217,7 @@ class MemoryPane(Pane):
 
     @on(FileLoaded)
     def _file_loaded(self, event: FileLoaded) -> None:
+        self._cite_after_paint()
         if event.file.path != self.wanted or self.editor.editing:
             return  # the user moved on, or is editing: never replace their text
         self.editor.show(event.file)

@@ -6,7 +6,7 @@ does not even try. A hunk an ad-hoc note caused names the note; a note that chan
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from textual import on, work
@@ -23,7 +23,7 @@ from memdeck.engine import local_time
 
 from ..messages import MemoryChanged
 from ..widgets.confirm import AskScreen, ConfirmScreen
-from ..widgets.hunk_list import HunkList
+from ..widgets.hunk_list import HunkList, with_layout
 from ..widgets.proposal_header import ProposalHeader, backend_label, one_line
 from .base import Pane
 from .review_data import ReviewData, load_review
@@ -108,7 +108,11 @@ class ReviewPane(Pane):
     @work(thread=True, exclusive=True, group="review-load", name="loading the proposal",
           exit_on_error=False)
     def load(self) -> None:
-        self.post_message(self.Loaded(load_review(self.engine)))
+        data = load_review(self.engine)
+        hunks = self.query_one(HunkList)
+        if data.view.rows and hunks.size.width:  # laid out already: wrap here, to its width
+            data = replace(data, view=with_layout(data.view, hunks.text_width))
+        self.post_message(self.Loaded(data))
 
     @on(Loaded)
     def _loaded(self, event: Loaded) -> None:

@@ -17,7 +17,7 @@ class ReviewData:
     proposal: Any | None  # engine.proposals.Proposal
     hunks: list[Any] = field(default_factory=list)  # engine.hunks.Hunk
     view: HunkRows = field(default_factory=lambda: HunkRows([], [], {}, {}))
-    inputs: list[tuple[str, Any | None]] = field(default_factory=list)  # (thread, Session)
+    inputs: list[tuple[str, Any | None]] = field(default_factory=list)  # (thread, ThreadLabel)
     recent: list[Any] = field(default_factory=list)  # decided proposals, newest first
     older_pending: int = 0
     memory_moved: bool = False  # the live root is no longer the proposal's starting state
@@ -42,7 +42,7 @@ def load_review(engine: Any) -> ReviewData:
     state = engine.proposal_state(p)
     # a lost workspace would read as every file "deleted": no hunks then
     hunks = [] if state.workspace_lost else engine.proposal_hunks(p.id)
-    known = {s.id: s for s in engine.sessions(refresh=False) if s.id}
+    known = engine.thread_labels()  # names the inputs: the index alone, no statuses
     return ReviewData(p, hunks, hunk_rows(hunks, p.secrets),
                       [(t, known.get(t)) for t in p.threads], recent, len(pending) - 1,
                       state.memory_moved, state.workspace_lost, engine.proposal_notes(p.id))

@@ -127,10 +127,14 @@ class SettingsPane(Pane):
 
     # -- layout ---------------------------------------------------------------------------
     def on_resize(self, event: events.Resize) -> None:
-        # narrow: each setting's description goes under its name, full width (settings.tcss)
+        # narrow: each setting's description goes under its name, full width (settings.tcss);
+        # a no-op unless the width crossed NARROW_SETTINGS (the class was set at compose)
         self.set_class(event.size.width < NARROW_SETTINGS, "-narrow")
 
     def compose(self) -> ComposeResult:
+        # the pane fills the app's width: setting the class now, before the rows exist, costs
+        # nothing, while on the first Resize it would restyle every row once more
+        self.set_class(self.app.size.width < NARROW_SETTINGS, "-narrow")
         top = {k for k, _, _ in SWITCHES}
         with VerticalScroll(id="settings-scroll"):
             yield self._title("Memories in Codex", "config.toml")

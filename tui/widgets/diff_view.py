@@ -1,6 +1,7 @@
 """A coloured unified diff, drawn lazily: only the lines on screen are rendered (the Line
 API), and long lines wrap to the width. Parsing happens off the event loop (`parse_diff` is
-a plain function a worker calls); the widget only lays out and draws.
+a plain function a worker calls), and so may the wrapping (`lay_out`, to a width: Review
+wraps a proposal in its loading worker); the widget adopts a layout and draws.
 
 Used by History (a commit's `git show --stat --patch`) and, through `HunkList`, by Review."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from rich.cells import cell_len, chop_cells
@@ -22,6 +24,7 @@ from textual.strip import Strip
 STAT_BAR = re.compile(r"\| +\d+ ([+-]+)$")
 HUNK_RE = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _CONTROL = {i: "\ufffd" for i in range(32) if i != 9} | {127: "\ufffd"}
+RELAYOUT_IN_THREAD = 2000  # rows from which a width change re-wraps off the event loop
 
 
 class DiffRow(NamedTuple):
@@ -89,22 +92,65 @@ def parse_diff(text: str) -> list[DiffRow]:
 
 
 def wrap(text: str, width: int) -> list[str]:
-    """`text` in pieces of at most `width` cells, broken after a space when one is near."""
+    """`text` in pieces of at most `width` cells, broken after a space when one is near.
+    Linear in the length: each piece is chopped from a window of the text, not the rest of
+    it, and the cells left are counted down rather than measured again."""
     width = max(1, width)
     if len(text) <= width and (text.isascii() or cell_len(text) <= width):
         return [text]
     out: list[str] = []
+    window = 4 * width + 8  # enough characters for the first piece and two more after it
+    left = cell_len(text)
     while text:
-        if cell_len(text) <= width:
+        if left <= width and cell_len(text) <= width:
             out.append(text)
             break
-        head = (text[:width] if text.isascii() else chop_cells(text, width)[0]) or text[0]
+        if text.isascii() if len(text) <= window else text[:window].isascii():
+            head = text[:width]
+        else:
+            lines = chop_cells(text[:window], width)
+            if len(lines) < 3 and len(text) > window:  # a window too short to be sure
+                lines = chop_cells(text, width)
+            head = lines[0]
+        head = head or text[0]
         cut = head.rfind(" ")
         if cut >= len(head) // 2:
             head = head[: cut + 1]
         out.append(head)
+        left -= cell_len(head)
         text = text[len(head):]
     return out or [""]
+
+
+class Layout(NamedTuple):
+    """Rows wrapped to a width: where each row starts (visual line) and, for a row that
+    wraps, the offsets in its text where its pieces start. A plain value, so a worker can
+    build it (`lay_out`) and the widget adopt it when the width still matches."""
+
+    width: int  # the text width laid out for
+    starts: list[int]  # first visual line of each row
+    cuts: dict[int, list[int]]  # rows that wrap: the start offset of each piece
+    height: int  # visual lines in all
+
+
+def lay_out(rows: list[DiffRow], texts: Iterable[str], width: int) -> Layout:
+    """`rows` (drawn as `texts`) wrapped to `width` cells less each row's sign column."""
+    starts: list[int] = []
+    cuts: dict[int, list[int]] = {}
+    y = 0
+    for i, (row, text) in enumerate(zip(rows, texts, strict=True)):
+        starts.append(y)
+        room = width - len(row.sign)
+        if len(text) <= room and (text.isascii() or cell_len(text) <= room):
+            y += 1
+            continue
+        at, offsets = 0, []
+        for piece in wrap(text, room):
+            offsets.append(at)
+            at += len(piece)
+        cuts[i] = offsets
+        y += len(offsets)
+    return Layout(width, starts, cuts, y)
 
 
 class DiffView(ScrollView, can_focus=True):
@@ -146,22 +192,29 @@ class DiffView(ScrollView, can_focus=True):
         self.empty_text = ""
         self._width = 0
         self._starts: list[int] = []  # first visual line of each row
-        self._pieces: dict[int, list[str]] = {}  # rows that wrap: their pieces
+        self._cuts: dict[int, list[int]] = {}  # rows that wrap: where their pieces start
         self._strips: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
         self._styles: dict[str, Style] = {}
 
     # -- data -----------------------------------------------------------------------------
-    def show_rows(self, rows: list[DiffRow], empty_text: str = "") -> None:
-        """Show `rows` from the top; `empty_text` when there are none."""
+    def show_rows(self, rows: list[DiffRow], empty_text: str = "",
+                  layout: Layout | None = None) -> None:
+        """Show `rows` from the top; `empty_text` when there are none. `layout`, built off
+        the event loop for these rows, is taken when its width is the widget's; otherwise
+        the rows are wrapped here."""
         self.rows = rows
         self.empty_text = empty_text
         self._width = 0
-        self._relayout()
+        if layout is not None and layout.width == self.text_width \
+                and len(layout.starts) == len(rows):
+            self._adopt(layout)
+        else:
+            self._relayout()
         self.scroll_to(0, 0, animate=False, immediate=True)
 
     def row_text(self, index: int, row: DiffRow) -> str:
-        """The text drawn for a row (subclasses may decorate it; its length must not
-        depend on state that changes without a relayout)."""
+        """The text drawn for a row (subclasses may decorate it; its length and where it
+        wraps must not depend on state that changes without a relayout)."""
         return row.body
 
     def row_style(self, index: int, row: DiffRow) -> Style:
@@ -181,30 +234,40 @@ class DiffView(ScrollView, can_focus=True):
 
     def _relayout(self) -> None:
         width = self.text_width
-        self._width = width
-        self._pieces = {}
+        self._adopt(lay_out(self.rows, (self.row_text(i, row) for i, row in
+                                        enumerate(self.rows)), width))
+
+    def _adopt(self, layout: Layout) -> None:
+        self._width = layout.width
+        self._cuts = layout.cuts
         self._strips.clear()
         self._styles = {}
-        starts, y = [], 0
-        for i, row in enumerate(self.rows):
-            starts.append(y)
-            text = self.row_text(i, row)
-            room = width - len(row.sign)
-            if len(text) <= room and (text.isascii() or cell_len(text) <= room):
-                y += 1
-            else:
-                pieces = wrap(text, room)
-                self._pieces[i] = pieces
-                y += len(pieces)
-        self._starts = starts
+        self._starts = layout.starts
         self.virtual_size = Size(self.scrollable_content_region.width,
-                                 y if self.rows else 1)
+                                 layout.height if self.rows else 1)
         self._scroll_update(self.virtual_size)  # scrollbars follow now, as TextArea does
         self.refresh()
 
     def on_resize(self) -> None:
-        if self.text_width != self._width:
+        width = self.text_width
+        if width == self._width:
+            return
+        if len(self.rows) < RELAYOUT_IN_THREAD:
             self._relayout()
+            return
+        # a long diff is re-wrapped in a thread; until then the old layout is drawn, cut to
+        # the new width (a moment, once per resize)
+        rows = self.rows
+        texts = [self.row_text(i, row) for i, row in enumerate(rows)]
+        self.run_worker(lambda: self.app.call_from_thread(self._adopt_if_current, rows,
+                                                          lay_out(rows, texts, width)),
+                        thread=True, exclusive=True, group="diff-relayout",
+                        name="wrapping the diff", exit_on_error=False)
+
+    def _adopt_if_current(self, rows: list[DiffRow], layout: Layout) -> None:
+        """Take a layout built in a thread, unless the rows or the width changed since."""
+        if rows is self.rows and layout.width == self.text_width:  # else a newer one comes
+            self._adopt(layout)
 
     def row_at(self, y: int) -> tuple[int, int]:
         """(row index, piece index) of visual line `y`."""
@@ -256,8 +319,11 @@ class DiffView(ScrollView, can_focus=True):
     def _draw(self, i: int, piece: int, width: int) -> Strip:
         row = self.rows[i]
         style = self.row_style(i, row)
-        pieces = self._pieces.get(i)
-        text = pieces[piece] if pieces is not None else self.row_text(i, row)
+        text = self.row_text(i, row)
+        cuts = self._cuts.get(i)
+        if cuts is not None:
+            end = cuts[piece + 1] if piece + 1 < len(cuts) else len(text)
+            text = text[cuts[piece]:end]
         segs = self.gutter_segments(i, row, piece == 0)
         if row.sign:
             segs.append(Segment(row.sign if piece == 0 else " " * len(row.sign), style))

@@ -15,7 +15,7 @@ from textual.events import Click
 from textual.geometry import Region
 from textual.message import Message
 
-from .diff_view import DiffRow, DiffView, clean, diff_line
+from .diff_view import DiffRow, DiffView, Layout, clean, diff_line, lay_out
 
 SECRET_MARK = "⚠"
 
@@ -27,6 +27,7 @@ class HunkRows(NamedTuple):
     header_rows: list[int]  # the row of each hunk's header
     secrets: dict[int, dict[str, Any]]  # hunk number → the first secret it would add
     counts: dict[str, tuple[int, int]]  # path → lines added, removed
+    layout: Layout | None = None  # the rows wrapped to the list's width (`with_layout`)
 
 
 def secret_in(hunk: Any, secrets: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
@@ -67,6 +68,21 @@ def hunk_rows(hunks: list[Any], secrets: list[dict[str, Any]]) -> HunkRows:
             rows.append(diff_line(x, k, secret))
         rows.append(DiffRow("text", "", "", k))
     return HunkRows(rows, header_rows, flagged, counts)
+
+
+def hunk_text(row: DiffRow, checked: bool) -> str:
+    """A row as the list draws it: a hunk's header behind its check box."""
+    if row.kind == "hunk":
+        return f"[{'x' if checked else ' '}] {row.body}"
+    return row.body
+
+
+def with_layout(data: HunkRows, width: int) -> HunkRows:
+    """`data` with its rows wrapped to `width` text cells, off the event loop: a proposal of
+    thousands of lines is laid out in the loading worker, not while the app should answer
+    keys. (A check box is as wide ticked as not, and wraps the same.)"""
+    texts = (hunk_text(row, True) for row in data.rows)
+    return data._replace(layout=lay_out(data.rows, texts, width))
 
 
 class HunkList(DiffView):
@@ -115,7 +131,7 @@ class HunkList(DiffView):
         n = len(data.header_rows)
         self.selected = set(range(n)) if selected is None else {i for i in selected if i < n}
         self.cursor = min(max(0, cursor), max(0, n - 1))
-        self.show_rows(data.rows, empty_text)
+        self.show_rows(data.rows, empty_text, data.layout)
         if n:
             self.call_after_refresh(self.scroll_to_cursor)
         self.post_message(self.Changed(self))
@@ -126,9 +142,7 @@ class HunkList(DiffView):
 
     # -- drawing --------------------------------------------------------------------------
     def row_text(self, index: int, row: DiffRow) -> str:
-        if row.kind == "hunk":
-            return f"[{'x' if row.hunk in self.selected else ' '}] {row.body}"
-        return row.body
+        return hunk_text(row, row.hunk in self.selected)
 
     def cache_key(self, index: int) -> tuple[Any, ...]:
         k = self.rows[index].hunk

@@ -193,15 +193,20 @@ class SettingRow(Horizontal):
         elif not control.editing or control.value == self.shown_text:
             control.value = stored_text(setting.value) if setting.is_set else ""
         if setting.note:  # a derived value (the memory version) says why it is what it is
-            self.query_one(".setting-help", Label).update(
-                f"memories/ (v1) or memories_v2/ (v2). Now {setting.value}: {setting.note}")
+            help_text = f"memories/ (v1) or memories_v2/ (v2). Now {setting.value}: {setting.note}"
         elif setting.adjusted:  # the file holds another value (3650, clamped to 90): say so
-            self.query_one(".setting-help", Label).update(f"{setting.adjusted}. {self.help}")
+            help_text = f"{setting.adjusted}. {self.help}"
         else:
-            self.query_one(".setting-help", Label).update(self.help)
-        source = self.query_one(".setting-source", Label)
-        source.update("set" if setting.is_set else "default")
-        source.set_class(setting.is_set, "-set")
+            help_text = self.help
+        # only what changed: each update lays the long pane out again
+        self._update(".setting-help", help_text)
+        self._update(".setting-source", "set" if setting.is_set else "default")
+        self.query_one(".setting-source", Label).set_class(setting.is_set, "-set")
+
+    def _update(self, selector: str, text: str) -> None:
+        label = self.query_one(selector, Label)
+        if str(label.content) != text:
+            label.update(text)
 
     @property
     def shown_text(self) -> str:
@@ -221,7 +226,7 @@ class SettingRow(Horizontal):
 
     # -- edits -----------------------------------------------------------------------------
     def _show_state(self, on: bool) -> None:
-        self.query_one(".setting-range", Label).update("on" if on else "off")
+        self._update(".setting-range", "on" if on else "off")
 
     @on(Switch.Changed)
     def _switched(self, event: Switch.Changed) -> None:
