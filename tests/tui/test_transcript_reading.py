@@ -89,3 +89,79 @@ async def test_tab_and_enter_open_a_collapsed_item_and_the_footer_says_so(home,
         await pilot.press("enter")
         await pilot.pause()
         assert output.collapsed
+
+
+def long_rollout(turns: int) -> bytes:
+    """The 0.34 fixture's session with `turns` more turns of its last shape (a request, a
+    patch, its output, the answer): four entries each."""
+    from tests.conftest import FIXTURES
+
+    lines = (FIXTURES / "codex-0.34-no-source.jsonl").read_text().splitlines()
+    head, turn = lines[:14], lines[14:21]
+    out = list(head)
+    for i in range(1, turns + 1):
+        for line in turn:
+            out.append(line.replace("Convert them to cents on import then.", f"Request {i:03}.")
+                       .replace("Done: amounts are converted to integer cents with Decimal, "
+                                "so no row is skipped.", f"Answer {i:03}.")
+                       .replace("call_Pa7cH2b9", f"call_{i:03}"))
+    return ("\n".join(out) + "\n").encode()
+
+
+async def test_a_long_transcript_opens_at_its_start_and_scrolls_to_its_last_entry(
+        home, make_app) -> None:
+    """A long rollout is mounted a screenful at a time (issue 10, requirement 5): its first
+    entries at once, more as the user scrolls, End shows the last one and Home the first."""
+    from tests.tui.test_keys import screen_text
+
+    home.write("rollout-2026-12-01T10-00-00-5b8c2f4e-91d3-4a7b-b6e2-3c4d5e6f7a81.jsonl",
+               long_rollout(100))
+    app = make_app(Engine.open(home.root))
+    async with app.run_test(size=NARROW) as pilot:
+        view = await open_transcript(app, pilot, "5b8c2f4e")
+        assert len(view.detail.entries) > 400
+        assert "Why does the ledger import skip rows?" in screen_text(app)
+        assert len(view.query(".turn")) < 100  # not all of them
+        assert "Answer 100." not in shown_text(view)
+        await pilot.press("pagedown", "pagedown", "pagedown")
+        await settle(app, pilot)
+        assert "Request 010." in shown_text(view)  # mounted as the view came near them
+        await pilot.press("end")
+        await settle(app, pilot)
+        assert "Answer 100." in screen_text(app) and view.scroll_y == view.max_scroll_y
+        await pilot.press("pageup", "pageup", "pageup")
+        await settle(app, pilot)
+        # End mounted turns 95..100 only: the ones before them come back as the user scrolls up
+        assert "Answer 092." in screen_text(app)
+        await pilot.press("home")
+        await settle(app, pilot)
+        assert "Why does the ledger import skip rows?" in screen_text(app)
+
+
+async def test_tab_goes_on_past_the_entries_mounted_first(home, make_app) -> None:
+    """`Tab` from item to item does not wrap round at the end of the first screenful: the
+    items after it are mounted as it gets there; End with an item focused keeps the keys."""
+    from tests.tui.test_keys import screen_text
+
+    home.write("rollout-2026-12-01T10-00-00-5b8c2f4e-91d3-4a7b-b6e2-3c4d5e6f7a81.jsonl",
+               long_rollout(100))
+    app = make_app(Engine.open(home.root))
+    async with app.run_test(size=NARROW) as pilot:
+        view = await open_transcript(app, pilot, "5b8c2f4e")
+        first_items = len(view.query(Collapsible))
+        for _ in range(first_items + 20):
+            await pilot.press("tab")
+            await pilot.pause()
+        await settle(app, pilot)
+        items = list(view.query(Collapsible).filter(".turn"))
+        focused = app.focused.parent if app.focused is not None else None  # the item's title
+        assert focused in items and items.index(focused) == first_items + 19
+        assert focused.region.height > 0  # scrolled to, on screen
+        await pilot.press("end")
+        await settle(app, pilot)
+        assert app.focused is view
+        assert view.detail.entries[-1].kind == "assistant" and view.scroll_y == view.max_scroll_y
+        await pilot.press("home")
+        await settle(app, pilot)
+        assert view.scroll_y == 0
+        assert "Why does the ledger import skip rows?" in screen_text(app)

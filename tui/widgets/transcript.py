@@ -9,17 +9,23 @@ from rich.console import Group, RenderableType
 from rich.markdown import Markdown
 from rich.syntax import Syntax
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Button, Collapsible, Static
+from textual.widgets import Collapsible, Static
 
 from memdeck.engine import local_time, strip_citations
 
 from ..render import STATUS_STYLE, heading, one_line, tool_call_code
 
-BATCH = 150  # entries mounted at a time; more on request
+# Mounting an entry costs milliseconds (styles, layout), and a 3 MB rollout holds over a
+# thousand: only a window of entries is mounted. The first screen gets FIRST entries; more are
+# mounted CHUNK at a time while an edge of the window is less than AHEAD screens from the view
+# (scrolling, Tab). End / G show the last FIRST entries (the ones before them come back as the
+# user scrolls up), Home / g the first ones.
+FIRST = 24
+CHUNK = 20
+AHEAD = 2
 THEME = "ansi_dark"
 
 
@@ -133,7 +139,8 @@ def header(detail: Any) -> Text:
 
 
 class TranscriptView(VerticalScroll):
-    """Shows one `SessionDetail`. Long transcripts are mounted a batch at a time.
+    """Shows one `SessionDetail`. Long transcripts are mounted as they are read: a screenful
+    first, more as the view nears either edge of what is mounted.
 
     Tool calls, outputs and harness context are collapsed items: `Tab` moves between them and
     `Enter` opens or closes the one that has focus; the footer and `?` say so."""
@@ -145,24 +152,30 @@ class TranscriptView(VerticalScroll):
         # priority: shown in the footer even while a collapsed item's own title has focus
         Binding("enter", "toggle_item", "Open item", priority=True,
                 id="transcript.toggle"),
+        Binding("g", "scroll_home", "Top", show=False),
+        Binding("G", "scroll_end", "Bottom", show=False),
     ]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.detail: Any = None
+        self._lo = 0  # the entries mounted: detail.entries[_lo:_shown]
         self._shown = 0
+        self._window = 0  # which window pending top-ups belong to
+        self._topping_up = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="transcript-header")
+        yield Static(id="transcript-earlier")  # entries before the window, if any
+        yield Static(id="transcript-more")  # entries after it, always last
 
     def show(self, detail: Any) -> None:
         self.detail = detail
-        self._shown = 0
-        self.query(".turn, #transcript-more").remove()
         self.query_one("#transcript-header", Static).update(header(detail))
+        self._reset(0)
         if not detail.entries:
-            self.mount(Static("This session has no messages.", classes="turn other"))
-        self._more()
+            self.mount(Static("This session has no messages.", classes="turn other"),
+                       before="#transcript-more")
         self.scroll_home(animate=False)
 
     def refresh_session(self, session: Any) -> None:
@@ -174,15 +187,97 @@ class TranscriptView(VerticalScroll):
             self.detail = replace(self.detail, session=session)
             self.query_one("#transcript-header", Static).update(header(self.detail))
 
-    def _more(self) -> None:
-        entries = self.detail.entries[self._shown:self._shown + BATCH]
+    @property
+    def remaining(self) -> int:
+        """Entries after the mounted ones."""
+        return len(self.detail.entries) - self._shown if self.detail is not None else 0
+
+    def _reset(self, start: int) -> None:
+        """Mount a fresh window of FIRST entries from `start`."""
+        self._window += 1
+        self._topping_up = False
+        if self._focused_item() is not None:
+            self.focus()  # the item goes: the keys stay with the transcript
+        self.query(".turn").remove()
+        self._lo = self._shown = start
+        self._more(FIRST, top_up=False)
+        # the first screen is drawn before more are mounted around it
+        self._topping_up = True
+        self.call_after_refresh(self.call_after_refresh, self._top_up, self._window)
+
+    def _edges(self) -> Any:
+        earlier = self.query_one("#transcript-earlier", Static)
+        earlier.display = self._lo > 0
+        earlier.update(Text(f"… {self._lo} earlier entries: they appear as you scroll up "
+                            "(Home: the first one)", style="dim"))
+        more = self.query_one("#transcript-more", Static)
+        more.display = self.remaining > 0
+        more.update(Text(f"… {self.remaining} more entries: they appear as you scroll "
+                         "(End: the last one)", style="dim"))
+        return earlier, more
+
+    def _more(self, count: int, top_up: bool = True) -> list[Any]:
+        """Mount the next `count` entries below the window."""
+        entries = self.detail.entries[self._shown:self._shown + count]
         self._shown += len(entries)
         widgets: list[Any] = [entry_widget(e) for e in entries]
-        left = len(self.detail.entries) - self._shown
-        if left > 0:
-            widgets.append(Button(f"Show {min(left, BATCH)} more of {left} remaining entries",
-                                  id="transcript-more"))
-        self.mount_all(widgets)
+        _, more = self._edges()
+        self.mount_all(widgets, before=more)
+        if top_up:
+            self._schedule_top_up()
+        return widgets
+
+    def _earlier(self, count: int) -> list[Any]:
+        """Mount the `count` entries before the window; the view stays on what it showed."""
+        lo = max(0, self._lo - count)
+        entries = self.detail.entries[lo:self._lo]
+        self._lo = lo
+        widgets: list[Any] = [entry_widget(e) for e in entries]
+        earlier, _ = self._edges()
+        was = (self.virtual_size.height, self.scroll_y)
+        self.mount_all(widgets, after=earlier)
+
+        def keep_place() -> None:
+            grown = self.virtual_size.height - was[0]
+            self.scroll_to(y=self.scroll_y + grown, animate=False, immediate=True)
+            self._schedule_top_up()
+
+        self.call_after_refresh(keep_place)
+        return widgets
+
+    def _schedule_top_up(self) -> None:
+        if (self.remaining > 0 or self._lo > 0) and not self._topping_up:
+            self._topping_up = True
+            self.call_after_refresh(self._top_up, self._window)
+
+    def _top_up(self, window: int) -> None:
+        self._topping_up = False
+        if window != self._window:
+            return
+        height = self.size.height
+        if not height or not all(n.display for n in (self, *self.ancestors)):
+            return  # hidden (another pane, the session list): nothing to read
+        if self.remaining > 0 and self.max_scroll_y - self.scroll_y < AHEAD * height:
+            self._more(CHUNK)
+        elif self._lo > 0 and self.scroll_y < AHEAD * height:
+            self._earlier(CHUNK)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._schedule_top_up()
+
+    def action_scroll_end(self) -> None:
+        """End / G: the last entry (the window moves there when it is not mounted)."""
+        if self.detail is not None and self.remaining > 0:
+            self._reset(max(0, len(self.detail.entries) - FIRST))
+            self.call_after_refresh(self.scroll_end, animate=False)
+            return
+        self.scroll_end(animate=False)
+
+    def action_scroll_home(self) -> None:
+        if self.detail is not None and self._lo > 0:
+            self._reset(0)
+        self.scroll_home(animate=False)
 
     def _items(self) -> list[Collapsible]:
         return list(self.query(Collapsible).filter(".turn"))
@@ -197,10 +292,20 @@ class TranscriptView(VerticalScroll):
 
     def _focus_item(self, step: int) -> None:
         items = self._items()
-        if not items:
-            return
         current = self._focused_item()
         i = items.index(current) + step if current in items else (0 if step > 0 else -1)
+        past_end = i >= len(items) and self.remaining > 0
+        past_start = current in items and i < 0 and self._lo > 0
+        if past_end or past_start:
+            # beyond the window: mount until one more item comes, then focus it
+            mount = self._more if past_end else self._earlier
+            while (self.remaining > 0 if past_end else self._lo > 0) and not any(
+                    isinstance(w, Collapsible) for w in mount(CHUNK)):
+                pass
+            self.call_after_refresh(self._focus_item, step)
+            return
+        if not items:
+            return
         target = items[i % len(items)]
         target.query("CollapsibleTitle").first().focus()  # the item's focusable title
         target.scroll_visible(animate=False)
@@ -213,18 +318,9 @@ class TranscriptView(VerticalScroll):
 
     def action_toggle_item(self) -> None:
         """Enter: open or close the focused item; with none focused, the first one."""
-        more = self.screen.focused
-        if isinstance(more, Button) and more.id == "transcript-more":
-            more.press()
-            return
         item = self._focused_item()
         if item is None:
             self._focus_item(1)
             item = self._focused_item()
         if item is not None:
             item.collapsed = not item.collapsed
-
-    @on(Button.Pressed, "#transcript-more")
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.button.remove()
-        self._more()
