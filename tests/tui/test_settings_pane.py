@@ -355,3 +355,22 @@ async def test_descriptions_move_when_the_width_crosses_the_narrow_threshold(
         await pilot.resize_terminal(160, 48)
         await settle(app, pilot)
         assert not help_under_name()
+
+
+async def test_k_and_b_at_once_on_the_first_visit_reach_the_keys_and_the_backups(
+        demo_engine, make_app) -> None:
+    """The part below the first screen is built after the first paint: `k` or `b` typed as the
+    pane opens lands on the keys table / the backups, which show what was loaded before they
+    existed (the bindings, the backend in effect)."""
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("6", "k")
+        await settle(app, pilot)
+        assert isinstance(app.focused, BindingList)
+        assert app.query_one(BindingList).row_count > 0  # filled from the Loaded data
+        assert str(app.query_one("#backend-effect").render()).startswith("Backend in effect")
+        await pilot.press("b")
+        await settle(app, pilot)
+        backups, empty = app.query_one(BackupList), app.query_one("#backups-empty")
+        assert isinstance(app.focused, BackupList) if backups.display else empty.display

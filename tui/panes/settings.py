@@ -6,6 +6,7 @@ and the stored value comes back on screen."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -124,6 +125,10 @@ class SettingsPane(Pane):
         self.keymap: dict[str, str] = {}
         self._last_focus: Widget | None = None
         self._reported: set[str] = set()
+        self._rest_started = False
+        self._rest_built = asyncio.Event()
+        self._last_loaded: SettingsPane.Loaded | None = None
+        self._backend_name = ""
 
     # -- layout ---------------------------------------------------------------------------
     def on_resize(self, event: events.Resize) -> None:
@@ -135,6 +140,10 @@ class SettingsPane(Pane):
         # the pane fills the app's width: setting the class now, before the rows exist, costs
         # nothing, while on the first Resize it would restyle every row once more
         self.set_class(self.app.size.width < NARROW_SETTINGS, "-narrow")
+        # read the files while the rows are built, not after: Loaded is handled once compose
+        # has mounted them, so the first paint shows the values instead of a second layout of
+        # the whole pane ~150 ms later (the app's own activate() then finds nothing stale)
+        self.activate()
         top = {k for k, _, _ in SWITCHES}
         with VerticalScroll(id="settings-scroll"):
             yield self._title("Memories in Codex", "config.toml")
@@ -144,28 +153,45 @@ class SettingsPane(Pane):
             for key in all_keys():
                 if key not in top and not key.startswith("memdeck."):
                     yield SettingRow(key, resolve_key(key)[2])
-            yield self._title("memdeck", "memdeck/config.toml")
-            yield Static("", id="backend-effect", classes="settings-note")
-            for key in all_keys():
-                if key.startswith("memdeck."):
-                    yield SettingRow(key, resolve_key(key)[2], secret=key in SECRET_KEYS)
-            yield self._title("Keys", "memdeck/config.toml [keymap]")
-            yield Static("Enter on a binding asks for new keys (e.g. ctrl+r or f5,x; empty: "
-                         "back to the default). Remapped keys are bold and marked *.",
-                         classes="settings-note")
-            yield BindingList(id="keys-table")
-            yield self._title("Reset and backups", "memdeck/backups/")
-            yield Static(RESET_DETAIL.split("\n\n")[0], classes="settings-note")
-            with Horizontal(id="reset-row"):
-                yield Button("Reset all memories…", id="reset-button", variant="error",
-                             compact=True)
-                yield Static("R · you will be asked to type reset", classes="settings-note",
-                             id="reset-hint")
-            yield Static("Backups (Enter on one restores it; the state replaced is backed up "
-                         "first):", classes="settings-note", id="backups-title")
-            yield BackupList(id="backup-list")
-            yield Static("No backups yet: a reset or a restore takes one first.",
-                         id="backups-empty", classes="settings-note")
+
+    def _below_the_first_screen(self) -> list[Widget]:
+        """memdeck's settings, the keys and the backups: built after the pane's first paint
+        (`_build_the_rest`), as the first screen (120x36) ends with Codex's settings."""
+        widgets: list[Widget] = [self._title("memdeck", "memdeck/config.toml"),
+                                 Static("", id="backend-effect", classes="settings-note")]
+        widgets += [SettingRow(key, resolve_key(key)[2], secret=key in SECRET_KEYS)
+                    for key in all_keys() if key.startswith("memdeck.")]
+        widgets += [
+            self._title("Keys", "memdeck/config.toml [keymap]"),
+            Static("Enter on a binding asks for new keys (e.g. ctrl+r or f5,x; empty: "
+                   "back to the default). Remapped keys are bold and marked *.",
+                   classes="settings-note"),
+            BindingList(id="keys-table"),
+            self._title("Reset and backups", "memdeck/backups/"),
+            Static(RESET_DETAIL.split("\n\n")[0], classes="settings-note"),
+            Horizontal(Button("Reset all memories…", id="reset-button", variant="error",
+                              compact=True),
+                       Static("R · you will be asked to type reset", classes="settings-note",
+                              id="reset-hint"), id="reset-row"),
+            Static("Backups (Enter on one restores it; the state replaced is backed up "
+                   "first):", classes="settings-note", id="backups-title"),
+            BackupList(id="backup-list"),
+            Static("No backups yet: a reset or a restore takes one first.",
+                   id="backups-empty", classes="settings-note"),
+        ]
+        return widgets
+
+    async def _build_the_rest(self) -> None:
+        """Mount what is below the first screen (once); an action that needs it awaits this."""
+        if self._rest_started:
+            await self._rest_built.wait()
+            return
+        self._rest_started = True
+        await self.query_one("#settings-scroll").mount_all(self._below_the_first_screen())
+        self._rest_built.set()
+        if self._last_loaded is not None:
+            self._show_loaded(self._last_loaded)
+        self.query_one("#backend-effect", Static).update(backend_line(self._backend_name))
 
     @staticmethod
     def _title(title: str, where: str) -> Static:
@@ -215,19 +241,31 @@ class SettingsPane(Pane):
 
     @on(Loaded)
     def _loaded(self, event: Loaded) -> None:
-        loaded = {s.key for s in event.settings}
-        for row in self.query(SettingRow):
-            row.disabled = row.key not in loaded  # its file cannot be read: no edits
-        for s in event.settings:
-            self.row(s.key).show(s)
+        self._last_loaded = event
+        self._backend_name = event.backend
+        self.keymap = event.keymap
+        self._show_loaded(event)
+        if not self._rest_started:  # once the first screen is drawn with its values
+            self.call_after_refresh(self.set_timer, 0.05, self._build_the_rest)
         for problem in event.problems:
             if problem in self._reported:
                 continue
             self._reported.add(problem)  # once, not on every reload
             self.notify(f"{problem}; those settings cannot be changed here until it is fixed",
                         severity="error", timeout=10)
+
+    def _show_loaded(self, event: Loaded) -> None:
+        """Show what was read in the widgets built so far (the rest: `_build_the_rest`)."""
+        loaded = {s.key for s in event.settings}
+        rows = {row.key: row for row in self.query(SettingRow)}
+        for row in rows.values():
+            row.disabled = row.key not in loaded  # its file cannot be read: no edits
+        for s in event.settings:
+            if s.key in rows:
+                rows[s.key].show(s)
+        if not self._rest_built.is_set():
+            return
         self.query_one("#backend-effect", Static).update(backend_line(event.backend))
-        self.keymap = event.keymap
         self.query_one(BindingList).fill(collect_bindings(self.app), self.keymap)
         self._show_backups(event.backups)
 
@@ -289,8 +327,10 @@ class SettingsPane(Pane):
             self.post_message(SessionsChanged())
 
     @on(Saved)
-    def _saved(self, event: Saved) -> None:
+    async def _saved(self, event: Saved) -> None:
+        await self._build_the_rest()
         s = event.setting
+        self._backend_name = event.backend
         self.row(s.key).show(s)
         self.query_one("#backend-effect", Static).update(backend_line(event.backend))
         file = "memdeck/config.toml" if s.key.startswith("memdeck.") else "config.toml"
@@ -303,7 +343,8 @@ class SettingsPane(Pane):
         self.notify(f"{what} · {file}", timeout=3)
 
     @on(Refused)
-    def _refused(self, event: Refused) -> None:
+    async def _refused(self, event: Refused) -> None:
+        await self._build_the_rest()
         self.notify(event.error, severity="error", timeout=8)
         row = self.row(event.key)
         if event.setting is not None:
@@ -316,7 +357,8 @@ class SettingsPane(Pane):
         control.focus()
 
     # -- keys -----------------------------------------------------------------------------
-    def action_keys(self) -> None:
+    async def action_keys(self) -> None:
+        await self._build_the_rest()
         table = self.query_one(BindingList)
         table.focus(scroll_visible=False)
         self.query_one(VerticalScroll).scroll_to_widget(table, top=True, animate=False)
@@ -386,7 +428,8 @@ class SettingsPane(Pane):
         self.post_message(SessionsChanged())
         self.post_message(MemoryChanged("reset"))
 
-    def action_backups(self) -> None:
+    async def action_backups(self) -> None:
+        await self._build_the_rest()
         table = self.query_one(BackupList)
         target = table if table.display else self.query_one("#backups-empty")
         if table.display:
