@@ -180,9 +180,6 @@ class Engine:
     def session(self, key: str, refresh: bool = True) -> SessionDetail:
         """One session with its transcript (read from the rollout now). `refresh=False`
         looks it up in the index as it is (the app: its listing is kept current)."""
-        from .codex.rollout import read_rollout
-        from .codex.transcript import transcript
-
         listing = self.listing(refresh=refresh)
         try:
             s = find_session(listing.sessions, key)
@@ -191,11 +188,19 @@ class Engine:
                 raise
             listing = self.listing()  # not indexed yet: read the disk after all
             s = find_session(listing.sessions, key)
+        return self.session_of(s, listing.warnings)
+
+    def session_of(self, s: Session, warnings: tuple[str, ...] = ()) -> SessionDetail:
+        """The transcript of a session the caller holds from a listing (no look-up: on a big
+        home that costs more than reading a 3 MB rollout)."""
+        from .codex.rollout import read_rollout
+        from .codex.transcript import transcript
+
         rollout = read_rollout(s.rollout_path)
         problems = [RolloutProblem(line=p.line_no, kind=p.kind, message=p.message)
                     for p in rollout.problems]
         return SessionDetail(s, rollout, transcript(rollout), rollout.pending_bytes, problems,
-                             listing.warnings)
+                             tuple(warnings))
 
     # -- phase 1 ----------------------------------------------------------------------
     def phase1_backend(self, name: str | None = None) -> Phase1Backend:

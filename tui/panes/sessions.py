@@ -267,9 +267,12 @@ class SessionsPane(Pane):
     @work(thread=True, exclusive=True, group="sessions-detail", name="opening the session",
           exit_on_error=False)
     def load_detail(self, key: str) -> None:
-        # the index behind the table is kept current (the watcher, the reloads): looking the
-        # session up in it as it is saves a rescan of the whole home
-        self.post_message(self.DetailLoaded(self.engine.session(key, refresh=False)))
+        # the row on screen is the session as the listing has it now (the watcher and the
+        # reloads keep it current): no look-up, no rescan of the whole home
+        held = next((s for s in self.sessions if s.rollout_path == key), None)
+        detail = self.engine.session_of(held) if held is not None \
+            else self.engine.session(key, refresh=False)
+        self.post_message(self.DetailLoaded(detail))
 
     @on(DetailLoaded)
     def _detail(self, event: DetailLoaded) -> None:
