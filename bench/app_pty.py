@@ -155,8 +155,13 @@ def _memdeck_app(emit, args):  # noqa: ANN001, ANN202
         @on(TabbedContent.TabActivated)
         def _bench_tab(self, event: TabbedContent.TabActivated) -> None:
             pane = self.built(str(event.pane.id))  # stale: its data is reloaded on this visit
-            stale = pane is None or pane.stale
-            self.call_after_refresh(emit, "tab", pane=event.pane.id, stale=stale)
+            # (or still being reloaded: the Sessions pane reloads while hidden)
+            stale = pane is None or pane.stale or bool(getattr(pane, "_loading", False))
+            extra: dict[str, int] = {}
+            if isinstance(pane, SessionsPane):  # what the rows say as the tab is drawn
+                extra = {"shown": len(self.query_one(SessionTable).rows), "extracted": sum(
+                    getattr(s, "status", "") == "extracted" for s in pane.sessions)}
+            self.call_after_refresh(emit, "tab", pane=event.pane.id, stale=stale, **extra)
 
         # each pane's "data loaded" messages, handled by the pane (then bubbled here), then
         # drawn; by name, so that the panes' modules are not imported before the app does

@@ -115,6 +115,10 @@ class SessionsPane(Pane):
         with self._load_lock:
             self._rescan = self._rescan or rescan
         super().mark_stale()
+        if self.stale and self.loaded:
+            # hidden (Review after a run, say): reload now all the same, so that coming back
+            # shows the rows as they are at once instead of waiting for a reload then
+            self.activate()
 
     def _tick(self) -> None:
         """Ages in the reasons ("extracted 7 s ago") keep up with the clock: the statuses
