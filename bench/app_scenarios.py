@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from app_pty import PACE_S, PAGE_DOWN, PAINT_TIMEOUT_S, PANES, Child
 
@@ -13,6 +14,18 @@ from app_pty import PACE_S, PAGE_DOWN, PAINT_TIMEOUT_S, PANES, Child
 # listed something) the first item it opens by itself (Memory: the file, History: the diff)
 FOLLOW_UP = {"memory": "FileLoaded", "history": "DiffLoaded"}
 LOAD_TIMEOUT_S = 10.0
+
+
+def started(home: Path, env: dict[str, str], *extra: str) -> tuple[Any, dict | None]:
+    """A memdeck child painted in full and its "painted" moment; or (why not, None), the
+    child already quit."""
+    c = Child("memdeck", home, env, *extra)
+    painted = c.wait_for(lambda e: e["ev"] in ("painted", "failed"), PAINT_TIMEOUT_S)
+    if painted is None or painted["ev"] != "painted":
+        c.key(b"q")
+        c.finish(timeout=5.0)
+        return (painted["error"] if painted else "no full paint"), None
+    return c, painted
 
 
 def first_visits(c: Child) -> list[dict]:
@@ -71,12 +84,9 @@ def interact(home: Path, env: dict[str, str], rounds: int, settle: float,
     """One warm memdeck: page through the table, visit each pane once (timing its first
     load), switch panes for `rounds` rounds, open the `transcript` rollout, quit. `failed` is
     set when the table was never painted."""
-    c = Child("memdeck", home, env, *extra)
-    painted = c.wait_for(lambda e: e["ev"] in ("painted", "failed"), PAINT_TIMEOUT_S)
-    if painted is None or painted["ev"] != "painted":
-        c.key(b"q")
-        c.finish(timeout=5.0)
-        return {"failed": painted["error"] if painted else "no full paint"}
+    c, painted = started(home, env, *extra)
+    if painted is None:
+        return {"failed": c}
     time.sleep(settle)  # the watcher's first round (re-index, history snapshot) runs now
     pages: list[float] = []  # first, while the table has the focus it starts with
     rows = painted.get("shown", 0)
@@ -116,12 +126,9 @@ def run_then_sessions(home: Path, env: dict[str, str], settle: float, *extra: st
     end (the app then shows Review when a proposal waits), then `1` timed: key written -> the
     Sessions pane shown with a listing loaded after the key drawn (when the pane was stale; a
     pane already fresh: its TabActivated drawn)."""
-    c = Child("memdeck", home, env, *extra)
-    painted = c.wait_for(lambda e: e["ev"] in ("painted", "failed"), PAINT_TIMEOUT_S)
-    if painted is None or painted["ev"] != "painted":
-        c.key(b"q")
-        c.finish(timeout=5.0)
-        return {"failed": painted["error"] if painted else "no full paint"}
+    c, painted = started(home, env, *extra)
+    if painted is None:
+        return {"failed": c}
     time.sleep(settle)
     t_run = c.key(b"c")
     done = c.wait_for(lambda e: e["ev"] in ("run_done",), run_timeout)

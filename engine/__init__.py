@@ -257,8 +257,14 @@ class Engine:
         self.home.require_writable_version()
         r = forget(self.home, find_session(self.sessions(), key), self.clock.now())
         if r.line_no:  # the listing then says the user forgot it, not "switched off"
-            record_forgotten(self.store.conn(), self.home.memory_version, ForgottenSession(
-                r.thread_id, int(self.clock.now()), r.line_no, r.phase2_enqueued))
+            try:
+                record_forgotten(self.store.conn(), self.home.memory_version, ForgottenSession(
+                    r.thread_id, int(self.clock.now()), r.line_no, r.phase2_enqueued))
+            except Exception as e:  # noqa: BLE001 - the forget is done; only its wording is
+                import logging
+
+                logging.getLogger(__name__).warning(
+                    "memdeck could not note the forget of %s: %s", r.thread_id, e)
         return r
 
     def reset(self) -> Backup:

@@ -90,6 +90,13 @@ def test_demo_keep_opens_the_home_as_it_was_left(tmp_path: Path, capsys) -> None
     assert main(["demo", "--no-tui", "--json", "--dir", str(home)]) == 0
     assert "(rebuilt; --keep opens it as left)" in capsys.readouterr().err
     assert "- my own line" not in memory.read_text()  # rebuilt, as without --keep
+    # --keep never opens (or clears) a folder memdeck demo did not build
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("precious")
+    assert main(["demo", "--keep", "--no-tui", "--dir", str(foreign)]) == 1
+    assert "not built by `memdeck demo`" in capsys.readouterr().err
+    assert (foreign / "keep.txt").read_text() == "precious"
     # --keep on a folder with no demo home in it builds one
     assert main(["demo", "--keep", "--no-tui", "--json", "--dir", str(tmp_path / "y")]) == 0
     assert (tmp_path / "y" / "memories" / "MEMORY.md").exists()

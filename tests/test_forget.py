@@ -101,3 +101,18 @@ def test_a_rollout_being_written_is_left_alone(demo: Path) -> None:
 def test_unknown_session_is_one_line(capsys, demo: Path) -> None:
     assert main(["forget", "ffffffff", "--home", str(demo)]) == 1
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_failing_memdeck_db_does_not_fail_the_forget(demo: Path) -> None:
+    # memdeck's own note of the forget cannot be written (its table is gone): Codex's side of
+    # the forget stands and is reported done, the status falls back to the line's own words
+    s = _extracted(demo, selected=False)
+    db = sqlite3.connect(demo / "memdeck" / "memdeck.sqlite")
+    db.execute("DROP TABLE forgotten_sessions")
+    db.commit()
+    db.close()
+    r = Engine.open(demo).forget(s.id)
+    assert r.line_no and not r.already_disabled
+    after = next(x for x in Engine.open(demo).sessions() if x.id == s.id)
+    assert after.status == "disabled"
+    assert after.reason == f"memories were switched off during the session (line {r.line_no})"

@@ -92,7 +92,10 @@ def append_disabled_meta(path: Path, timestamp: str) -> tuple[Path, int]:
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    try:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    except OSError:  # not ours to re-date: the forget stands, the session only moves up
+        pass
     return path, line_no
 
 
