@@ -5,6 +5,7 @@ actions. Every engine call runs in a thread worker; results come back as message
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -17,6 +18,7 @@ from textual.widgets import Header, Static, TabbedContent, TabPane
 
 from memdeck.engine import Engine
 
+from . import collector
 from .app_commands import help_rows, palette_commands
 from .held_keys import HeldKeys
 from .messages import (
@@ -135,10 +137,14 @@ class MemdeckApp(App[None]):
     async def _activate(self, pid: str) -> None:
         pane = self.built(pid)
         if pane is None:
-            pane = pane_class(pid)(id=f"{pid}-pane")
-            tab_pane = self.query_one(f"TabPane#{pid}", TabPane)
-            await tab_pane.mount(pane)
-            await tab_pane.query(".pane-placeholder").remove()
+            gc.disable()  # no collection while it is built; its widgets are long-lived:
+            try:  # frozen once it is drawn (tui/collector.py)
+                pane = pane_class(pid)(id=f"{pid}-pane")
+                tab_pane = self.query_one(f"TabPane#{pid}", TabPane)
+                await tab_pane.mount(pane)
+                await tab_pane.query(".pane-placeholder").remove()
+            finally:
+                self.call_after_refresh(collector.settle)
         pane.activate()
         if self.active_pane != pid:
             return  # the user moved on while it was being built: focusing it would pull back
@@ -210,7 +216,8 @@ class MemdeckApp(App[None]):
         self.action_show_pane("sessions")
         if self.built("sessions") is None:
             await self._activate("sessions")
-        self.query_one(SessionsPane).open_session(event.session_id)
+        self.query_one(SessionsPane).open_session(event.session_id, event.at, event.marks,
+                                                  event.why)
 
     @on(SessionsPane.Loaded)
     def _first_listing(self, event: SessionsPane.Loaded) -> None:
@@ -218,6 +225,7 @@ class MemdeckApp(App[None]):
         if not event.final or self._listed:
             return
         self._listed = True
+        self.call_after_refresh(collector.settle)
         self.import_panes()
         if self.watch and not self._watching:
             self._watching = True
@@ -377,6 +385,7 @@ class MemdeckApp(App[None]):
         self._watch_stop.set()
         if self._cancel is not None:
             self._cancel.set()
+        collector.release()  # what the app froze can be collected once it is gone
 
     # -- help and the command palette (app_commands.py) ------------------------------------
     def action_help(self) -> None:

@@ -244,6 +244,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
+    from memdeck.tui import collector
+
+    collector.hold()  # before Textual is imported: tui/collector.py says why
     from memdeck.tui.app import run_app
 
     return run_app(args.home)

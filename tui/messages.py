@@ -80,6 +80,10 @@ class PipelineFinished(Message):
 
 @dataclass
 class ShowSession(Message):
-    """Open a session's transcript in the Sessions pane (e.g. from a raw memory)."""
+    """Open a session's transcript in the Sessions pane (e.g. from a raw memory); with `at`,
+    at that entry, its `marks` highlighted and `why` beside it (a trace, a citation)."""
 
     session_id: str
+    at: int | None = None
+    marks: tuple[str, ...] = ()
+    why: str = ""

@@ -64,13 +64,9 @@ def test_layout_snapshot(view, size, stable_engine, make_app, snap_compare,
 # -- what a user checks first ------------------------------------------------------------
 def footer_keys(app: Any) -> list[str]:
     """The footer's keys a user sees whole: `? Help`, `q Quit`, …"""
-    from textual.widgets._footer import FooterKey
+    from memdeck.tui.widgets.key_footer import KeyFooter
 
-    keys = list(app.screen.query(FooterKey))
-    palette = next(k for k in keys if k.has_class("-command-palette"))
-    return [f"{k.key_display} {k.description}" for k in keys
-            if k is not palette and k.display and k.region.width
-            and k.region.right <= palette.region.x]
+    return app.screen.query_one(KeyFooter).shown()
 
 
 @pytest.mark.parametrize("size", [*NARROW, (120, 36), (160, 48)],
@@ -165,7 +161,7 @@ async def test_toasts_cover_neither_the_diff_nor_the_bars(size, demo_engine,
         await pilot.pause(0.2)
         toast = app.screen.query_one("Toast")
         assert toast.region.height >= 1
-        for covered in ("#review-hunks", "#review-status", "Footer", "#pipeline-bar"):
+        for covered in ("#review-hunks", "#review-status", "KeyFooter", "#pipeline-bar"):
             widget = app.query_one(covered)
             assert not toast.region.overlaps(widget.region), covered
         assert toast.region.bottom <= app.query_one("#review-pane").region.y

@@ -160,9 +160,9 @@ async def test_an_unreadable_home_error_is_one_notification(tmp_path, make_app) 
 
 def _footer_keys(app) -> set[str]:
     """What the footer shows: the descriptions of its keys."""
-    from textual.widgets._footer import FooterKey
+    from memdeck.tui.widgets.key_footer import KeyFooter
 
-    return {k.description for k in app.screen.query(FooterKey)}
+    return {e.description for e in app.screen.query_one(KeyFooter).entries()[0]}
 
 
 async def test_esc_back_is_offered_only_where_it_leads_somewhere(demo_engine, make_app) -> None:

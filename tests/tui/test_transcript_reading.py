@@ -9,6 +9,7 @@ from typing import Any
 from textual.widgets import Collapsible, Static
 
 from memdeck.engine import Engine
+from memdeck.tui.widgets.key_footer import KeyFooter
 from memdeck.tui.widgets.session_table import SessionTable
 from memdeck.tui.widgets.transcript import TranscriptView
 from tests.tui.conftest import settle
@@ -73,7 +74,7 @@ async def test_tab_and_enter_open_a_collapsed_item_and_the_footer_says_so(home,
     app = make_app(Engine.open(home.root))
     async with app.run_test(size=NARROW) as pilot:
         view = await open_transcript(app, pilot, "5b8c2f4e")
-        footer = {str(k.description) for k in app.screen.query("FooterKey")}
+        footer = {e.description for e in app.screen.query_one(KeyFooter).entries()[0]}
         assert {"Next item", "Open item"} <= footer
         items = list(view.query(Collapsible).filter(".turn"))
         assert all(c.collapsed for c in items)
@@ -164,4 +165,34 @@ async def test_tab_goes_on_past_the_entries_mounted_first(home, make_app) -> Non
         await pilot.press("home")
         await settle(app, pilot)
         assert view.scroll_y == 0
+        assert "Why does the ledger import skip rows?" in screen_text(app)
+
+
+async def test_a_transcript_opens_at_a_given_entry_with_its_words_marked(home, make_app) -> None:
+    """A trace or a citation opens the transcript at its turn (issue 11): the window is
+    mounted around that entry, far past the first screen, the entry is on screen, framed,
+    with the matched words highlighted and the reason beside its heading."""
+    from memdeck.tui.messages import ShowSession
+    from tests.tui.test_keys import screen_text
+
+    home.write("rollout-2026-12-01T10-00-00-5b8c2f4e-91d3-4a7b-b6e2-3c4d5e6f7a81.jsonl",
+               long_rollout(100))
+    app = make_app(Engine.open(home.root))
+    async with app.run_test(size=NARROW) as pilot:
+        view = await open_transcript(app, pilot, "5b8c2f4e")
+        at = next(i for i, e in enumerate(view.detail.entries) if e.text == "Request 077.")
+        await pilot.press("escape")
+        app.post_message(ShowSession("5b8c2f4e", at=at, marks=("request 077",),
+                                     why="exact phrase"))
+        await settle(app, pilot)
+        target = view.query(".-target").first(Static)
+        assert target.region.y < app.size.height, "the entry is on screen"
+        text = screen_text(app)
+        assert "Request 077." in text and "◀ exact phrase" in text
+        assert "Why does the ledger import skip rows?" not in shown_text(view)
+        lines = [target.render_line(y) for y in range(target.size.height)]
+        assert any(seg.text.lower() == "request 077" and seg.style and seg.style.bgcolor
+                   for strip in lines for seg in strip), "the matched words are highlighted"
+        await pilot.press("escape", "enter")  # the table's Enter opens at the top again
+        await settle(app, pilot)
         assert "Why does the ledger import skip rows?" in screen_text(app)

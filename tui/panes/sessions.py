@@ -82,6 +82,7 @@ class SessionsPane(Pane):
         self.sessions: list[Any] = []
         self._warned: set[str] = set()
         self._pending_open: str | None = None
+        self._open_at: tuple[int | None, tuple[str, ...], str] = (None, (), "")
         # reloads coalesce: one loader at a time; a reload asked for meanwhile makes it go
         # round again (with a rescan if any asked for one), so an older listing never lands
         # after a newer one
@@ -209,7 +210,7 @@ class SessionsPane(Pane):
                 self.notify(w, severity="warning", timeout=8)
         if event.final and self._pending_open:
             key, self._pending_open = self._pending_open, None
-            self.open_session(key)
+            self.open_session(key, *self._open_at)
 
     def _fill_selects(self) -> None:
         status = Counter(s.status for s in self.sessions)
@@ -258,8 +259,11 @@ class SessionsPane(Pane):
     def _opened(self, event: SessionTable.Opened) -> None:
         self.open_session(event.session.rollout_path)
 
-    def open_session(self, key: str) -> None:
-        """Show a session's transcript (key: id, id prefix or rollout path)."""
+    def open_session(self, key: str, at: int | None = None, marks: tuple[str, ...] = (),
+                     why: str = "") -> None:
+        """Show a session's transcript (key: id, id prefix or rollout path); with `at`, at
+        that entry, framed, `marks` highlighted (TranscriptView.show)."""
+        self._open_at = (at, marks, why)
         if not self.sessions:
             self._pending_open = key
             return
@@ -282,7 +286,8 @@ class SessionsPane(Pane):
     def _detail(self, event: DetailLoaded) -> None:
         view = self.query_one(TranscriptView)
         view.loading = False
-        view.show(event.detail)
+        view.show(event.detail, *self._open_at)
+        self._open_at = (None, (), "")  # a later Enter on a row opens at the top
         view.focus()
 
     # -- actions --------------------------------------------------------------------------

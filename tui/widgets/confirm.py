@@ -8,7 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static
+
+from .key_footer import KeyFooter
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -35,7 +37,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(id="buttons"):
                 yield Button(self.yes, id="yes", variant="error" if self.danger else "primary")
                 yield Button("Cancel", id="no")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#no" if self.danger else "#yes", Button).focus()
@@ -68,7 +70,7 @@ class TypedConfirmScreen(ModalScreen[bool]):
                         id="hint")
             yield Input(placeholder=self.word, id="word",
                         compact=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -102,7 +104,7 @@ class AskScreen(ModalScreen[str | None]):
             yield Label(self.question, id="question")
             yield Input(self.value, placeholder=self.placeholder, id="answer")
             yield Label("Enter to go on · Escape to cancel", id="hint")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

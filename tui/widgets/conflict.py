@@ -11,7 +11,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Label, Static
+from textual.widgets import Button, Label, Static
+
+from .key_footer import KeyFooter
 
 KEEP_MINE, TAKE_DISK, BACK = "mine", "disk", "edit"
 MAX_DIFF_LINES = 400  # a huge rewrite still opens at once; the rest is counted
@@ -80,7 +82,7 @@ class ConflictScreen(ModalScreen[str]):
                 yield Button("Keep mine (k)", id="mine", variant="warning")
                 yield Button("Take disk version, drop mine (d)", id="disk")
                 yield Button("Back to editing (esc)", id="edit", variant="primary")
-        yield Footer()  # its keys (k, d, esc), not the editor's
+        yield KeyFooter()  # its keys (k, d, esc), not the editor's
 
     def on_mount(self) -> None:
         self.query_one("#edit", Button).focus()

@@ -69,6 +69,20 @@ def _label(entry: Any) -> Text:
     return t
 
 
+def marked(entry: Any, marks: tuple[str, ...], why: str) -> Static:
+    """The entry a trace or a citation points at: framed, its matched words highlighted
+    (case-insensitive), whatever its kind, so the words are seen without opening anything."""
+    body = Text(strip_citations(entry.text)[0] if entry.kind == "assistant" else entry.text)
+    if marks:
+        body.highlight_words(marks, style="black on yellow", case_sensitive=False)
+    head = _label(entry)
+    head.append(f"  ◀ {why}" if why else "  ◀", style="bold yellow")
+    parts: list[RenderableType] = [head, body]
+    if entry.kind == "assistant" and entry.citation is not None:
+        parts.append(_citation(entry))
+    return Static(Group(*parts), classes=f"turn {entry.kind} -target")
+
+
 def entry_widget(entry: Any) -> Static | Collapsible:
     kind = entry.kind
     if kind == "tool_call":
@@ -159,6 +173,7 @@ class TranscriptView(VerticalScroll):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.detail: Any = None
+        self._target: tuple[int, tuple[str, ...], str] | None = None  # show(at=…)
         self._lo = 0  # the entries mounted: detail.entries[_lo:_shown]
         self._shown = 0
         self._window = 0  # which window pending top-ups belong to
@@ -169,14 +184,33 @@ class TranscriptView(VerticalScroll):
         yield Static(id="transcript-earlier")  # entries before the window, if any
         yield Static(id="transcript-more")  # entries after it, always last
 
-    def show(self, detail: Any) -> None:
+    def show(self, detail: Any, at: int | None = None, marks: tuple[str, ...] = (),
+             why: str = "") -> None:
+        """Show `detail`; with `at`, the window opens around entry `at`, which is framed with
+        `marks` highlighted and `why` beside its heading (a trace, a citation)."""
         self.detail = detail
         self.query_one("#transcript-header", Static).update(header(detail))
-        self._reset(0)
+        self._target = (at, marks, why) if at is not None and 0 <= at < len(detail.entries) \
+            else None
+        self._reset(max(0, at - 2) if self._target is not None and at is not None else 0)
         if not detail.entries:
             self.mount(Static("This session has no messages.", classes="turn other"),
                        before="#transcript-more")
-        self.scroll_home(animate=False)
+        if self._target is None:
+            self.scroll_home(animate=False)
+        else:
+            self.call_after_refresh(self._scroll_to_target)
+
+    def _scroll_to_target(self) -> None:
+        target = self.query(".-target").first(Static) if self.query(".-target") else None
+        if target is not None:
+            self.scroll_to_widget(target, top=True, animate=False)
+
+    def _entry_widget(self, index: int, entry: Any) -> Static | Collapsible:
+        t = self._target
+        if t is not None and t[0] == index:
+            return marked(entry, t[1], t[2])
+        return entry_widget(entry)
 
     def refresh_session(self, session: Any) -> None:
         """The listing was recomputed: the header shows the session's status as it is now
@@ -218,9 +252,10 @@ class TranscriptView(VerticalScroll):
 
     def _more(self, count: int, top_up: bool = True) -> list[Any]:
         """Mount the next `count` entries below the window."""
-        entries = self.detail.entries[self._shown:self._shown + count]
+        first = self._shown
+        entries = self.detail.entries[first:first + count]
         self._shown += len(entries)
-        widgets: list[Any] = [entry_widget(e) for e in entries]
+        widgets: list[Any] = [self._entry_widget(first + i, e) for i, e in enumerate(entries)]
         _, more = self._edges()
         self.mount_all(widgets, before=more)
         if top_up:
@@ -232,7 +267,7 @@ class TranscriptView(VerticalScroll):
         lo = max(0, self._lo - count)
         entries = self.detail.entries[lo:self._lo]
         self._lo = lo
-        widgets: list[Any] = [entry_widget(e) for e in entries]
+        widgets: list[Any] = [self._entry_widget(lo + i, e) for i, e in enumerate(entries)]
         earlier, _ = self._edges()
         was = (self.virtual_size.height, self.scroll_y)
         self.mount_all(widgets, after=earlier)
