@@ -302,7 +302,9 @@ _RULES: tuple[_Rule, ...] = (
       # the head may already be cut by Codex's pattern 4: `secret = "[REDACTED_SECRET] PRIVATE…`
       for start in ("-----BEGIN", MARKER)),
     _Rule("url-password", _rx(r"://[^\s:/@\"'\\]*:(?P<s>[^\s/@\"'\\]+)@"),
-          _value(lambda v: not _placeholder(v)), gate="://"),
+          # a password that already holds a marker was redacted (a key inside it): again
+          # would eat what is left around the marker, and redact() must be idempotent
+          _value(lambda v: not _placeholder(v) and MARKER not in v), gate="://"),
     _Rule("anthropic-key", _rx(r"(?P<s>sk-ant-(?:api|admin|sid|oat|ort)\d\d-[\w-]{20,})"),
           _token(), gate="sk-ant-"),
     _Rule("openai-key", _rx(r"(?P<s>sk-(?:(?:proj|svcacct|admin|None)-)?[\w-]{20,})"),

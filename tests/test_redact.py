@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from memdeck.engine.redact import (
@@ -153,6 +153,8 @@ _MIXED = st.lists(st.one_of(
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_MIXED)
+# found by this test in CI: a key inside a URL's password, then the password rule again
+@example("://u:0-----BEGIN RSA PRIVATE KEY-----git@github.com:alice/widget.git")
 def test_redact_never_raises_and_is_idempotent(text: str) -> None:
     once = redact(text)
     assert isinstance(once, str)
