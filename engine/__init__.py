@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .clock import Clock, SystemClock
+from .clock import Clock, SystemClock, parse_iso
 from .codex.home import CodexHome
 from .codex.pipeline_snapshot import read_snapshot
 from .codex.settings import SettingValue
@@ -69,6 +69,31 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
     from .phase2.review import ProposalState
     from .read_path.agent_view import InjectedSummary
     from .read_path.citation_usage import CitationEvent, CitationReport, LineUsage
+    from .read_path.fed_lines import FedLines
+    from .read_path.line_usage import (
+        CitingMessage,
+        CitingSession,
+        FileUsage,
+        LineStat,
+        RemovedCitation,
+    )
+    from .read_path.memory_blocks import MemoryBlock, SummaryRef
+    from .read_path.preview import Preview, ReceivedSummary
+    from .read_path.said_remembered import (
+        RawLine,
+        SaidMessage,
+        SaidRemembered,
+        Verdict,
+    )
+    from .read_path.trace import (
+        LineChange,
+        Stage1Row,
+        SummaryTrace,
+        Trace,
+        TracedSession,
+        TraceLineError,
+    )
+    from .read_path.turn_match import TurnMatch
     from .redact import redact_stream
     from .watch import Listener, WatchActions, Watcher, WatchEvent
 
@@ -109,6 +134,21 @@ _LAZY: dict[str, str] = {
     "rfc3339_utc": ".formatting", "strip_citations": ".codex.citations",
     "time_of_day": ".formatting", "toml_literal": ".codex.settings",
     "short_id_length": ".index.sessions",
+    # the read path: line usage, citing sessions, the next session's memory (issue 11)
+    "CitingMessage": ".read_path.line_usage", "CitingSession": ".read_path.line_usage",
+    "FileUsage": ".read_path.line_usage", "LineStat": ".read_path.line_usage",
+    "RemovedCitation": ".read_path.line_usage", "Preview": ".read_path.preview",
+    "ReceivedSummary": ".read_path.preview",
+    # the read path: a memory line's evidence chain (issue 11, `Engine.trace`)
+    "Trace": ".read_path.trace", "TraceLineError": ".read_path.trace",
+    "SummaryTrace": ".read_path.trace", "Stage1Row": ".read_path.trace",
+    "TracedSession": ".read_path.trace", "LineChange": ".read_path.trace",
+    "MemoryBlock": ".read_path.memory_blocks", "SummaryRef": ".read_path.memory_blocks",
+    "TurnMatch": ".read_path.turn_match",
+    # the read path: said vs remembered (issue 11, `Engine.said_remembered`)
+    "SaidRemembered": ".read_path.said_remembered", "SaidMessage": ".read_path.said_remembered",
+    "RawLine": ".read_path.said_remembered", "FedLines": ".read_path.fed_lines",
+    "Verdict": ".read_path.said_remembered",
 }
 __all__ += sorted(_LAZY)
 
@@ -390,13 +430,17 @@ class Engine:
         """Every citation of memory lines in the sessions, and the usage they add up to."""
         from .read_path.citation_usage import citation_report
 
-        return citation_report(self.sessions())
+        return citation_report(self.sessions(), self._citing_cache().stored)
 
     def memories(self) -> MemoryRows:
         """Stage-1 rows, newest first, with a warning when the pipeline DB is not readable
         as memdeck knows it."""
         snap = read_snapshot(self.home.pipeline_db, with_memories=True)
         rows = sorted(snap.outputs.values(), key=lambda o: (-o.source_updated_at, o.thread_id))
+        if rows:
+            from .read_path.usage_notes import with_citation_notes
+
+            rows = with_citation_notes(rows, self._citing_messages(refresh=False))
         return MemoryRows(rows, (snap.warning,) if snap.warning else ())
 
     # -- settings ---------------------------------------------------------------------
@@ -460,6 +504,88 @@ class Engine:
 
         self.home.__dict__.pop("config", None)  # the toggles may have changed since
         return injected_summary(self.home)
+
+    # -- the read path: said vs remembered for one session (issue 11) -------------------
+    def said_remembered(self, key: str, refresh: bool = True) -> SaidRemembered:
+        """One session side by side: what the user and the agent said, the raw memory of
+        its stage-1 row (or why there is none), the lines of today's memory it fed, and a
+        kept / reworded / dropped verdict for each message and raw-memory line. `key` as
+        `session` takes it. Only reads."""
+        from .read_path.said_remembered import said_remembered
+
+        detail = self.session(key, refresh=refresh)
+        return said_remembered(self.home, detail.session, detail.entries)
+
+    # -- the read path: trace a memory line back to its evidence (issue 11) ------------
+    def trace(self, path: str, line: int, refresh: bool = False) -> Trace:
+        """The evidence chain of today's line `line` (1-based) of a memory file (relative to
+        the active root): its block, the rollout summary files it lists, their stage-1 rows,
+        the sessions and the turns the fact came from, and who last changed the line. Reads
+        the index as it is (`refresh`: catch it up with the disk first) and one rollout per
+        summary. Raises `TraceLineError` for a line out of range, `NotFound` for no file."""
+        from .memory_folder.edits import MemoryPathError, read_file
+        from .read_path.trace import TraceLineError, trace_line
+
+        try:
+            f = read_file(self.home, path)
+        except MemoryPathError as e:
+            raise TraceLineError(str(e)) from None
+        index = self.index
+        if refresh:
+            index.refresh()
+        return trace_line(self.home, f.path, f.text, line, index.by_thread)
+
+    # -- the read path: use of memory lines, the next session's memory (issue 11) ------
+    def _citing_cache(self) -> Any:  # a CitingMessageCache (read_path/line_usage.py)
+        """The citation events kept in memdeck's store: only the rollouts the index flagged
+        are read, each parsed again only when its size or mtime changed."""
+        from .read_path.citation_store import CitationStore
+        from .read_path.line_usage import CitingMessageCache
+
+        return self.__dict__.setdefault(  # setdefault: one cache when two threads ask
+            "_citing_state", CitingMessageCache(CitationStore(self.store, self.home.root)))
+
+    def _citing_messages(self, refresh: bool = True) -> list[CitingMessage]:
+        """Every citing assistant message of the indexed rollouts (`_citing_cache`)."""
+        from .read_path.line_usage import RolloutRef
+
+        messages: list[CitingMessage] = self._citing_cache().messages(
+            RolloutRef(s.path, s.thread_id, s.cwd) for s in self.index.sessions(refresh=refresh))
+        return messages
+
+    def line_usage(self, path: str) -> FileUsage:
+        """The gutter of a memory file (relative to the active root): per line how often and
+        when last it was cited (citations of older versions mapped through history), never-
+        cited lines, the drop-out date under `max_unused_days`, and the cited lines since
+        removed."""
+        from .memory_folder.edits import read_file
+        from .read_path.line_usage import file_usage
+
+        f = read_file(self.home, path)
+        self.home.__dict__.pop("config", None)
+        rows = read_snapshot(self.home.pipeline_db).outputs
+        return file_usage(self.home, f.path, f.text, self._citing_messages(), rows,
+                          self.home.config.max_unused_days, self.clock.now())
+
+    def citing_sessions(self, path: str, line: int) -> list[CitingSession]:
+        """The sessions that cited today's line `line` of a memory file, newest first, each
+        with the transcript index of its citing message."""
+        from .memory_folder.edits import read_file
+        from .read_path.line_usage import citing_sessions
+
+        f = read_file(self.home, path)
+        return citing_sessions(self.home, f.path, f.text, line, self._citing_messages())
+
+    def preview(self) -> Preview:
+        """What the next session will be given of memory, and how it differs from what the
+        most recent session that got memory received."""
+        from .read_path.preview import RolloutToSearch, preview
+
+        self.home.__dict__.pop("config", None)
+        rollouts = [RolloutToSearch(s.path, s.thread_id,
+                                    parse_iso(s.started_at) or float(s.updated_at))
+                    for s in self.index.sessions(refresh=True)]
+        return preview(self.home, rollouts)
 
     # -- watching ---------------------------------------------------------------------
     def watcher(self, on_event: Listener, stop: threading.Event | None = None,

@@ -155,6 +155,30 @@ def _m7_forgotten_sessions(db: Database) -> None:
     )
 
 
+def _m8_citation_events(db: Database) -> None:
+    # whether a rollout holds a citation tag, found by the index scan (index/scan.py); NULL
+    # for a row an older scanner wrote (the scan version makes it rescanned once)
+    db.table("sessions").add_column("cites", int)
+    db.execute("UPDATE sessions SET cites = json_extract(scan, '$.cites_memory')")
+    # the citation events parsed from those rollouts (read_path/citation_store.py), one row
+    # per citing assistant message, and the file's size and mtime when it was parsed: a
+    # rollout is parsed again only when they change, and its rows are then replaced
+    db.table("citation_sources").create(
+        {"path": str, "size": int, "mtime_ns": int, "events": int}, pk="path")
+    db.table("citation_events").create(
+        {
+            "path": str,  # the rollout, relative to the Codex home
+            "line_no": int,  # the citing message's line in the rollout, 1-based
+            "item_index": int,  # its index in `transcript(rollout)`
+            "time": float,  # its timestamp (NULL: none readable)
+            "text": str,  # the message without its citation block, shortened
+            "entries": str,  # JSON: [[path, line_start, line_end, note]]
+            "rollout_ids": str,  # JSON: [id] as written, invalid ones included
+        },
+        pk=("path", "line_no"),
+    )
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Database], None]]] = [
     (1, "session index", _m1_sessions),
     (2, "model call log", _m2_model_calls),
@@ -163,6 +187,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Database], None]]] = [
     (5, "the memory version a proposal is for", _m5_proposal_version),
     (6, "pruned raw memories and extract outcomes", _m6_extract_log),
     (7, "sessions forgotten with memdeck", _m7_forgotten_sessions),
+    (8, "citation events parsed from the rollouts", _m8_citation_events),
 ]
 LATEST = MIGRATIONS[-1][0]
 

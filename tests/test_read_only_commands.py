@@ -13,7 +13,8 @@ from memdeck.tui.cli import main
 READ_ONLY = [["sessions"], ["sessions", "--json"], ["show", "01a23054"],
              ["show", "01a23054", "--json"], ["memories"], ["citations"], ["proposals"],
              ["backups"], ["history"], ["config", "get", "max_rollout_age_days"],
-             ["config", "list"]]
+             ["config", "list"], ["preview"], ["preview", "--json"],
+             ["remembered", "01a23054"], ["remembered", "01a23054", "--json"]]
 
 
 def every_path(root: Path) -> set[str]:
@@ -40,6 +41,41 @@ def test_a_read_only_command_creates_nothing_outside_memdeck(capsys, fresh_home:
     new = every_path(fresh_home) - before
     assert {p for p in new if p != "memdeck" and not p.startswith("memdeck/")} == set()
     assert not (fresh_home / "archived_sessions").exists()
+
+
+def test_usage_creates_nothing_outside_memdeck(capsys, fresh_home: Path) -> None:
+    """`memdeck usage` on a v2 home's summary: it reads the files, the index and the
+    history, and creates no memory root of another version, nor anything else Codex reads."""
+    (fresh_home / "memories_v2").mkdir()
+    (fresh_home / "memories_v2" / "memory_summary.md").write_text("v1\n\n## User Profile\n")
+    before = every_path(fresh_home)
+    for argv in (["usage", "memory_summary.md"], ["usage", "memory_summary.md", "--json"],
+                 ["usage", "memory_summary.md", "--line", "1"]):
+        assert main([*argv, "--home", str(fresh_home)]) == 0
+    capsys.readouterr()
+    new = every_path(fresh_home) - before
+    assert {p for p in new if p != "memdeck" and not p.startswith("memdeck/")} == set()
+    assert not (fresh_home / "memories").exists()
+
+
+def test_trace_creates_nothing_outside_memdeck(capsys, fresh_home: Path) -> None:
+    """`memdeck trace` on a v2 home: it reads the memory files, the pipeline database, the
+    index, the rollout and the history, and creates nothing Codex reads (no `memories/`)."""
+    root = fresh_home / "memories_v2"
+    (root / "rollout_summaries").mkdir(parents=True)
+    (root / "memory_summary.md").write_text(
+        "v1\n\n## What's in Memory\n- rollout_summaries/2026-12-01T10-00-00-Ab3x-prefs.md"
+        " — prefers pytest -x; thread_id=01a23054-a1fc-7969-acf0-6947af085e83\n")
+    before = every_path(fresh_home)
+    for argv, rc in ((["trace", "memory_summary.md:4"], 0),
+                     (["trace", "memory_summary.md:4", "--json"], 0),
+                     (["trace", "memory_summary.md:99"], 2)):
+        assert main([*argv, "--home", str(fresh_home)]) == rc
+    assert '"confidence": "' in capsys.readouterr().out
+    new = every_path(fresh_home) - before
+    assert {p for p in new if p != "memdeck" and not p.startswith("memdeck/")} == set()
+    assert not (fresh_home / "memories").exists()
+    assert not (fresh_home / "memdeck" / "history_v2.git").exists()
 
 
 def test_watch_creates_nothing_outside_memdeck(fresh_home: Path) -> None:

@@ -20,7 +20,7 @@ def test_upgrade_from_schema_2_backfills_git_branch(home, monkeypatch) -> None:
         st = scan_file(path)
         f = RolloutFile(str(path.relative_to(home.root)), str(path), False,
                         path.stat().st_size, path.stat().st_mtime_ns)
-        row = _row(f, st, 0.0)[:-1]  # without the new column
+        row = _row(f, st, 0.0)[:17]  # without the newer columns (git_branch, cites)
         with old.transaction() as c:
             c.execute("INSERT INTO sessions (path, archived, size, mtime_ns, scan, thread_id, "
                       "started_at, cwd, source, memory_mode, memory_mode_line, preview, "

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memdeck.tui import cli_preview, cli_remembered, cli_trace
+
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
@@ -73,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memdeck.tui import cli_pipeline
 
     cli_pipeline.add_parsers(add)
+    cli_preview.add_parsers(add)
+    cli_trace.add_parsers(add)
+    cli_remembered.add_parsers(add)
     p = add("demo", "build the demo Codex home and open memdeck on it")
     p.add_argument("--dir", metavar="D", help="where to build it (default: a memdeck data dir)")
     p.add_argument("--keep", action="store_true",
@@ -290,6 +295,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo,
     "tui": cmd_tui,
     "redact": cmd_redact,
+    **cli_preview.COMMANDS,
+    **cli_trace.COMMANDS,
+    **cli_remembered.COMMANDS,
 }
 
 

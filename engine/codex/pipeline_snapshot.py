@@ -32,6 +32,9 @@ class Stage1Output:
     last_usage: int | None
     selected_for_phase2: bool
     selected_for_phase2_source_updated_at: int | None
+    # why the sessions cite it more often than usage_count says (read_path/usage_notes.py);
+    # filled in by `Engine.memories`, "" otherwise
+    citation_note: str = ""
 
 
 @dataclass(frozen=True)

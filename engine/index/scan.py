@@ -48,6 +48,7 @@ from ..codex.linestream import (
 MAX_PROBLEMS = 50  # details kept per file; the count is always exact
 PREVIEW_CHARS = 400
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+CITATION_TAG = b"<oai-mem-citation"  # docs/codex-format.md "Citations"
 _NAME_ID = re.compile(rf"rollout-.*?({_UUID})(?:_{_UUID})?\.jsonl(?:\.zst)?$")
 
 
@@ -78,6 +79,9 @@ class ScanState:
     has_content: bool = False  # a non-blank line was seen
     head_len: int = 0  # bytes of the file's head that `head_hash` covers
     head_hash: str = ""
+    # the bytes read so far hold `<oai-mem-citation`: only such rollouts are parsed for
+    # citation events (docs/architecture.md "The read path"); carried across appends
+    cites_memory: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -132,6 +136,8 @@ def scan_file(path: str | os.PathLike[str], prior: ScanState | None = None,
         if line_no == 0 and looks_binary(stream.head):
             st.file_problem = BINARY_FILE
             return st
+        if not st.cites_memory and CITATION_TAG in batch.data:  # whole lines: never cut
+            st.cites_memory = True
         if not st.has_content and _first_line_is_legacy(batch.data):
             st.format = "legacy"  # the first non-blank line decides, once
         types = None if st.format == "legacy" else jsonfast.chunk_types(batch.data)

@@ -34,9 +34,10 @@ PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
 BATCH_FILES = 32
 # What the scanner makes of a file. Bumped when that changes (2: a session_meta without
 # `source` reads as vscode, as Codex reads it; 3: the preview is the user's request, not the
-# VS Code / Desktop wrapper around it), so that rows written by an older scanner are scanned
-# again once instead of being trusted because the file did not change.
-SCAN_VERSION = "3"
+# VS Code / Desktop wrapper around it; 4: whether the rollout holds a citation tag,
+# `cites_memory`), so that rows written by an older scanner are scanned again once instead of
+# being trusted because the file did not change.
+SCAN_VERSION = "4"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,7 @@ StoredRow = tuple[
     str | None, str | None, str | None, str | None,  # thread_id, started_at, cwd, source
     str | None, int | None, str, int,  # memory_mode, memory_mode_line, preview, bad_lines
     str | None, str | None, str | None,  # file_problem, format, model
-    float, str | None,  # indexed_at, git_branch
+    float, str | None, int,  # indexed_at, git_branch, cites
 ]
 # One row of `_LISTED`, as sqlite returns it (its types are the table's).
 ListedRow = tuple[Any, ...]
@@ -64,8 +65,8 @@ ListedRow = tuple[Any, ...]
 _INSERT = (
     "INSERT OR REPLACE INTO sessions (path, archived, size, mtime_ns, scan, "
     "thread_id, started_at, cwd, source, memory_mode, memory_mode_line, "
-    "preview, bad_lines, file_problem, format, model, indexed_at, git_branch) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "preview, bad_lines, file_problem, format, model, indexed_at, git_branch, cites) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _LISTED = (
     "SELECT path, archived, size, mtime_ns, thread_id, started_at, cwd, source, "
@@ -262,7 +263,11 @@ class SessionIndex:
                 c.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('scan_version', ?)",
                           (SCAN_VERSION,))
             if removed:
-                c.executemany("DELETE FROM sessions WHERE path = ?", [(p,) for p in removed])
+                gone = [(p,) for p in removed]
+                c.executemany("DELETE FROM sessions WHERE path = ?", gone)
+                # and the citation events parsed from them (read_path/citation_store.py)
+                c.executemany("DELETE FROM citation_events WHERE path = ?", gone)
+                c.executemany("DELETE FROM citation_sources WHERE path = ?", gone)
             for batch in scans:
                 c.executemany(_INSERT, batch)
         bytes_read = sum(f.size for f in full) + sum(
@@ -342,6 +347,29 @@ class SessionIndex:
             for r in rows
         ]
 
+    def by_thread(self, thread_id: str) -> list[IndexedSession]:
+        """The indexed rollouts of one thread (live and archived), by one query: a trace
+        looks up a session without listing 10,000 (docs/architecture.md "The read path")."""
+        if not self.store.path.exists():
+            return []
+        conn = self.store.conn()
+        conn.row_factory = None
+        try:
+            rows = conn.execute(_LISTED + " WHERE thread_id = ? OR path LIKE ?",
+                                (thread_id, f"%{thread_id}%")).fetchall()
+        finally:
+            conn.row_factory = sqlite3.Row
+        root = str(self.home.root) + os.sep
+        found = [
+            IndexedSession(
+                r[0], root + r[0], bool(r[1]), r[2], r[3] // 1_000_000_000,
+                r[4] or thread_id_from_name(r[0]), r[5], r[6], r[7], r[8], r[9], r[10] or "",
+                r[11] or 0, r[12], r[13], r[14], r[15], r[16],
+            )
+            for r in rows
+        ]
+        return [s for s in found if s.thread_id == thread_id]
+
     def scan_state(self, rel: str) -> ScanState | None:
         row = self.store.conn().execute("SELECT scan FROM sessions WHERE path = ?",
                                         (rel,)).fetchone()
@@ -365,4 +393,5 @@ def _row(f: RolloutFile, st: ScanState, now: float) -> StoredRow:
         f.rel, int(f.archived), f.size, f.mtime_ns, _dumps(st.to_dict()),
         st.thread_id, st.started_at, st.cwd, st.source, st.memory_mode, st.memory_mode_line,
         st.preview, st.bad_lines, problem, st.format, st.model, now, st.git_branch,
+        int(st.cites_memory),
     )

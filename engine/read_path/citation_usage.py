@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-from ..clock import parse_iso
-from ..codex.citations import OPEN, CitationEntry, CitationEntryJSON, entry_json
+from ..codex.citations import OPEN, CitationEntry, CitationEntryJSON, entry_json  # noqa: F401
 from ..formatting import iso_utc
 from ..index.sessions import Session
+
+if TYPE_CHECKING:
+    from .citation_store import CitationStore
 
 SKIP = ("unreadable", "empty")
 
@@ -83,43 +85,30 @@ class CitationReport:
 
 
 def _may_cite(path: str, chunk: int = 1 << 20) -> bool:
-    """Cheap pre-check, in 1 MiB steps (a rollout can be gigabytes): a plain rollout without
-    the tag has nothing to parse."""
-    if path.endswith(".zst"):
-        return True
-    tag = OPEN.encode()
-    try:
-        with open(path, "rb") as f:
-            tail = b""
-            while block := f.read(chunk):
-                if tag in tail + block:
-                    return True
-                tail = block[-(len(tag) - 1):]
-    except OSError:
-        return False
-    return False
+    from .citation_store import may_cite
+
+    return may_cite(path, chunk)
 
 
-def citation_events(sessions: Iterable[Session]) -> list[CitationEvent]:
-    from ..codex.rollout import read_rollout
-    from ..codex.transcript import transcript
+def citation_events(sessions: Iterable[Session],
+                    stored: CitationStore | None = None) -> list[CitationEvent]:
+    """One event per citing assistant message of the sessions' rollouts; `stored` reads them
+    from memdeck's store, parsing only the flagged rollouts that changed (citation_store.py)."""
+    from .citation_store import CitationStore
 
-    events: list[CitationEvent] = []
-    for s in sessions:
-        if s.status in SKIP or not _may_cite(s.rollout_path):
-            continue
-        for e in transcript(read_rollout(s.rollout_path)):
-            if e.kind == "assistant" and e.citation is not None:
-                events.append(CitationEvent(s.id, parse_iso(e.timestamp),
-                                            e.citation.entries, e.citation.rollout_ids))
+    readable = [s for s in sessions if s.status not in SKIP]
+    found = (stored or CitationStore(None)).citations(s.rollout_path for s in readable)
+    events = [CitationEvent(s.id, m.time, m.entries, m.rollout_ids)
+              for s in readable for m in found.get(s.rollout_path, ())]
     events.sort(key=lambda e: (e.time or 0.0, e.citing_thread or ""))
     return events
 
 
-def citation_report(sessions: Iterable[Session]) -> CitationReport:
+def citation_report(sessions: Iterable[Session],
+                    stored: CitationStore | None = None) -> CitationReport:
     from ..codex.citations import MemoryCitation
 
-    events = citation_events(sessions)
+    events = citation_events(sessions, stored)
     threads: dict[str, int] = {}
     lines: dict[tuple[str, int, int], tuple[int, float | None]] = {}  # (count, last cited)
     for ev in events:
