@@ -55,10 +55,27 @@ async def shoot_app(engine: Engine) -> list[str]:
         table.cursor = next(i for i, s in enumerate(table.rows) if "Django" in s.preview)
         await pilot.press("enter")
         await save("app-1-transcript")
+        await pilot.press("escape")  # said vs remembered, for a consolidated session
+        table.cursor = next(i for i, s in enumerate(table.rows) if "checkout" in s.preview)
+        await pilot.press("m")
+        await save("app-1-said-remembered")
+        await pilot.press("escape")
+        await pilot.press("enter")  # back in the transcript, as the next shot expects
+        await settle(pilot)
         await pilot.press("escape", "2")
         await save("app-2-raw-memories")
         await pilot.press("3")
         await save("app-3-memory")
+        # MEMORY.md with its usage gutter, the cursor on a cited line, then its trace
+        from memdeck.tui.panes.memory import MemoryPane
+
+        cited = next(x.line for x in engine.line_usage("MEMORY.md").lines if x.count)
+        memory = app.query_one(MemoryPane)
+        memory.open_at("MEMORY.md", cited)
+        await save("app-3-memory-gutter")
+        await pilot.press("t")
+        await save("app-3-trace")
+        await pilot.press("escape", "1")
         await pilot.press("c")  # extract + consolidate, then the Review pane opens
         await save("app-5-review")
         await pilot.press("A")  # accept all (asks first), so history shows a consolidation

@@ -165,10 +165,11 @@ def test_memdeck_demo_in_a_real_terminal(tmp_path: Path) -> None:
         term.start(command)
 
         # the sessions table of the demo home
-        screen = term.wait("the sessions table, focused (footer offers Open)",
+        # (the tab's underline is drawn a frame after the rest: the footer can come first)
+        screen = term.wait("the sessions table, focused (footer offers Open), its tab underlined",
                            lambda s: "19 sessions" in s and "eligible" in s
-                           and "Open" in footer(s), START_TIMEOUT)
-        assert active_tab(screen) == "1 Sessions"
+                           and "Open" in footer(s) and active_tab(s) is not None, START_TIMEOUT)
+        assert active_tab(screen) == "1 Sessions", "\n".join(screen.splitlines()[:4])
         assert "Upgrade Django" in screen and "Deploy the API" in screen, screen
 
         # keys typed in one burst (one write to the terminal, as a fast typist or a paste

@@ -74,12 +74,15 @@ class MemdeckApp(App[None]):
         Binding("ctrl+x", "cancel_run", "Cancel run", id="app.cancel"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("escape", "trail_back", "Back to trace", id="app.trail_back"),
     ]
 
     def __init__(self, engine: Engine, *, watch: bool = False, blink: bool = True,
                  initial: str = "sessions", home_label: str | None = None) -> None:
         super().__init__()
         self.engine = engine
+        # a trace left for one of its steps (widgets/line_trace.py): esc there comes back
+        self.trail: tuple[str, int, str, int] | None = None
         self.watch = watch
         self.blink = blink
         self.initial = initial
@@ -174,6 +177,25 @@ class MemdeckApp(App[None]):
         self.screen.set_focus(None)
         self.query_one(TabbedContent).active = pid
 
+    # -- following a memory line (issue 11) ------------------------------------------------
+    async def open_memory_at(self, path: str, line: int) -> None:
+        """The Memory pane, showing `path` with the cursor on `line`."""
+        from .panes.memory import MemoryPane
+
+        self.action_show_pane("memory")
+        if self.built("memory") is None:
+            await self._activate("memory")
+        self.query_one(MemoryPane).open_at(path, line)
+
+    def action_trail_back(self) -> None:
+        """esc after following a trace's step: the trace again, on that step."""
+        if self.trail is not None:
+            from .widgets.line_trace import LineTraceScreen
+
+            path, line, start, step = self.trail
+            self.trail = None
+            self.push_screen(LineTraceScreen(path, line, start, highlighted=step))
+
     # -- keys typed while a pane is being shown or loads (held_keys.py) -------------------
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded and self.held.hold(event):
@@ -246,6 +268,8 @@ class MemdeckApp(App[None]):
                 focused is not None and focused.check_consume_key("1", "1"))
         if action == "cancel_run":
             return self.running
+        if action == "trail_back":
+            return self.trail is not None and self.screen is self.screen_stack[0]
         if action == "consolidate":
             return not self.running or None
         return True

@@ -8,6 +8,7 @@ from textual.widgets import DataTable, Markdown
 
 from memdeck.tui.widgets.raw_memory_view import RawMemoryView
 from memdeck.tui.widgets.transcript import TranscriptView
+from tests.test_line_usage import changed_home  # noqa: F401, F811  (a fixture)
 from tests.tui.conftest import SIZE, settle
 
 DEMO_SLUGS = ["docs_broken_links", "checkout_tests", "deploy_staging"]
@@ -94,3 +95,23 @@ def test_snapshot_raw_memory_open(demo_engine, make_app, snap_compare) -> None:
 
     assert snap_compare(make_app(demo_engine, initial="memories"), terminal_size=SIZE,
                         run_before=open_second)
+
+
+async def test_a_row_cited_before_it_existed_says_why_its_count_is_lower(changed_home,  # noqa: F811
+                                                                         make_app) -> None:
+    """Issue 11: Codex counts a citation only when a row exists; the pane says how many of
+    the citations came earlier, so `usage 1` beside two citations is not a mystery."""
+    from memdeck.engine import Engine
+    from tests.test_line_usage import ADA, pipeline_row, ts
+
+    pipeline_row(changed_home.root, "memories_1.sqlite", ADA, updated=ts("2026-11-14T09:00:00"),
+                 generated=ts("2026-11-15T00:00:00"), usage=1,
+                 last_usage=ts("2026-11-25T10:00:00"))
+    engine = Engine.open(changed_home.root)
+    engine.refresh()
+    app = make_app(engine, initial="memories")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        header = str(app.query_one("#raw-memory-header").render())
+        assert "used 1×: 1 citation before this row existed (Codex counts only later ones)" \
+            in header

@@ -16,12 +16,13 @@ from textual.message import Message
 from textual.widgets import OptionList, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from memdeck.engine import MemoryConflict, human_size
+from memdeck.engine import MemoryConflict, NotFound, human_size, local_time
 
 from ..messages import MemoryChanged
 from ..widgets.confirm import ConfirmScreen
 from ..widgets.conflict import KEEP_MINE, TAKE_DISK, ConflictScreen
 from ..widgets.injected import InjectedScreen
+from ..widgets.line_trace import LineTraceScreen
 from ..widgets.memory_editor import MemoryEditor
 from ..widgets.memory_files import MemoryFileList
 from ..widgets.note import NoteScreen
@@ -38,6 +39,8 @@ class MemoryPane(Pane):
         Binding("escape", "leave_edit", "Stop editing", id="memory.leave"),
         Binding("n", "note", "New note", id="memory.note"),
         Binding("i", "injected", "Agent's view", id="memory.injected"),
+        Binding("t", "trace", "Trace line", id="memory.trace"),
+        Binding("u", "used_by", "Used by", id="memory.used_by"),
         Binding("R", "reload", "Reload", id="memory.reload", show=False),
         Binding("j", "list_move(1)", "Down", show=False),  # in the file list, as everywhere
         Binding("k", "list_move(-1)", "Up", show=False),
@@ -53,6 +56,10 @@ class MemoryPane(Pane):
         ("What the agent sees", "memory_summary.md as the next session gets it, with its "
          "token count", "injected"),
         ("Reload memory files", "Read the memory folder again", "reload"),
+        ("Trace this line", "Where the cursor's line came from: its block, summaries, raw "
+         "memory, session and turn, and who last changed it", "trace"),
+        ("Sessions that used this line", "The sessions that cited the cursor's line, each "
+         "opening at its citation", "used_by"),
     ]
 
     @dataclass
@@ -82,8 +89,9 @@ class MemoryPane(Pane):
         summary: Any
 
     @dataclass
-    class CitationsLoaded(Message):
-        report: Any
+    class UsageLoaded(Message):
+        path: str
+        usage: Any  # engine FileUsage, or None
 
     @dataclass
     class NoteAdded(Message):
@@ -94,8 +102,8 @@ class MemoryPane(Pane):
         self.files: list[Any] = []
         self.wanted: str | None = None  # the file shown, or being loaded
         self.saving = False
-        self.cited: dict[str, list[Any]] = {}  # path -> LineUsage, from later sessions
-        self._cite_pending = False  # a reload's citations wait for its first file drawn
+        self.usage: Any | None = None  # engine FileUsage of the file shown (the gutter)
+        self._goto: tuple[str, int] | None = None  # open_at: the line to put the cursor on
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="memory-body"):
@@ -134,6 +142,8 @@ class MemoryPane(Pane):
             return editing
         if action in ("note", "injected"):
             return not editing
+        if action in ("trace", "used_by"):
+            return not editing and self.editor.base is not None
         if action == "list_move":
             return self.file_list.has_focus
         return True
@@ -146,36 +156,40 @@ class MemoryPane(Pane):
 
     # -- loading ----------------------------------------------------------------------------
     def reload(self) -> None:
-        # the citations (every session's rollout: ~1 s on a big home) start once the files
-        # are drawn, not beside them: their thread would take the GIL from the first paint
-        self._cite_pending = True
+        # the gutter (citations read from the sessions) is loaded once the file is drawn,
+        # not beside it: its thread would take the GIL from the first paint
         self.load_files()
-        self.set_timer(2.0, self._cite_after_paint)  # in case no file comes (a failed read)
 
-    def _cite_after_paint(self) -> None:
-        if self._cite_pending:
-            self._cite_pending = False
-            self.call_after_refresh(self.load_citations)
-
-    @work(thread=True, exclusive=True, group="memory-cited", name="reading citations",
+    @work(thread=True, exclusive=True, group="memory-usage", name="counting citations",
           exit_on_error=False)
-    def load_citations(self) -> None:
-        self.post_message(self.CitationsLoaded(self.engine.citations()))
+    def load_usage(self, path: str) -> None:
+        try:
+            usage = self.engine.line_usage(path)
+        except NotFound:
+            usage = None  # gone meanwhile: the next listing says so
+        self.post_message(self.UsageLoaded(path, usage))
 
-    @on(CitationsLoaded)
-    def _citations(self, event: CitationsLoaded) -> None:
-        self.cited = {}
-        for u in event.report.lines:
-            self.cited.setdefault(u.path, []).append(u)
+    @on(UsageLoaded)
+    def _usage(self, event: UsageLoaded) -> None:
+        base = self.editor.base
+        if base is None or base.path != event.path or self.editor.editing:
+            return
+        usage = event.usage if event.usage is not None and (
+            event.usage.events or citable(event.path)) else None
+        self.usage = usage
+        self.editor.set_usage(usage)
         self._title()
 
-    def cited_text(self, path: str) -> str:
-        """`cited 12–13 ×3, 40–41 ×1`: the line ranges later sessions cited in this file."""
-        uses = sorted(self.cited.get(path, []), key=lambda u: (-u.count, u.line_start))
-        if not uses:
+    def cited_text(self) -> str:
+        """`cited 14× on 6 lines · 2 removed`: the open file's use by later sessions."""
+        u = self.usage
+        if u is None or not u.events:
             return ""
-        shown = ", ".join(f"{u.line_start}–{u.line_end} ×{u.count}" for u in uses[:4])
-        return f"cited: lines {shown}{', …' if len(uses) > 4 else ''}"
+        lines = [s for s in u.lines if s.count]
+        text = f"cited {u.events}× on {len(lines)} line{'s' if len(lines) != 1 else ''}"
+        if u.removed:
+            text += f" · {len(u.removed)} cited since removed"
+        return text
 
     @work(thread=True, exclusive=True, group="memory-load", name="loading memory files",
           exit_on_error=False)
@@ -199,12 +213,9 @@ class MemoryPane(Pane):
             if not self.editor.editing:
                 self.editor.clear_file()
             self._title()
-            self._cite_after_paint()
             return
         if not self.editor.editing:
             self.open_file(want)  # the text may have changed on disk too
-        else:
-            self._cite_after_paint()
 
     def open_file(self, path: str) -> None:
         self.wanted = path
@@ -217,12 +228,17 @@ class MemoryPane(Pane):
 
     @on(FileLoaded)
     def _file_loaded(self, event: FileLoaded) -> None:
-        self._cite_after_paint()
         if event.file.path != self.wanted or self.editor.editing:
             return  # the user moved on, or is editing: never replace their text
         self.editor.show(event.file)
+        if not self.editor.usage:
+            self.usage = None
+        if self._goto is not None and self._goto[0] == event.file.path:
+            self.editor.move_cursor((max(0, self._goto[1] - 1), 0), center=True)
+            self._goto = None
         self._title()
         self.refresh_bindings()
+        self.call_after_refresh(self.load_usage, event.file.path)
 
     @on(OptionList.OptionHighlighted, "#memory-files")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -251,7 +267,7 @@ class MemoryPane(Pane):
         room = max(12, title.content_size.width - len(meta) - 2)
         path = f.path if len(f.path) <= room else "…" + f.path[-(room - 1):]
         head = Content.assemble((path, "bold"), "  ", (meta, "$text-muted"))
-        if cited := self.cited_text(f.path):
+        if cited := self.cited_text():
             head = Content.assemble(head, ("  ·  ", "$text-muted"), (cited, "bold $text-accent"))
         if self.editor.editing:
             state = ("● modified", "bold $text-warning") if self.editor.dirty else (
@@ -261,6 +277,8 @@ class MemoryPane(Pane):
                                            "$text-muted"))
         elif f.read_only:
             sub = Content.styled(f"read-only: {f.read_only}", "$text-warning")
+        elif (stat := self.editor.cursor_stat()) is not None:
+            sub = line_use(stat)
         else:
             sub = Content.styled(f.hint or "press e to edit", "$text-muted")
         title.update(Content("\n").join([head, sub]))
@@ -429,3 +447,53 @@ class MemoryPane(Pane):
 
     def action_reload(self) -> None:
         self.reload()
+
+    # -- tracing a line (issue 11) ----------------------------------------------------------
+    def open_at(self, path: str, line: int) -> None:
+        """Show `path` with the cursor on `line` (1-based): a trace's summary file."""
+        if self.editor.editing:
+            self.notify("Finish the edit first (ctrl+s saves, esc stops)", severity="warning")
+            return
+        self._goto = (path, line)
+        self.file_list.set_files(self.files, keep=path)
+        self.open_file(path)
+        self.editor.focus()
+
+    def _cursor_line(self) -> tuple[str, int] | None:
+        base = self.editor.base
+        return (base.path, self.editor.cursor_location[0] + 1) if base is not None else None
+
+    def action_trace(self) -> None:
+        if (where := self._cursor_line()) is not None:
+            self.app.push_screen(LineTraceScreen(*where))
+
+    def action_used_by(self) -> None:
+        if (where := self._cursor_line()) is not None:
+            self.app.push_screen(LineTraceScreen(*where, start="used"))
+
+    @on(TextArea.SelectionChanged, "#memory-editor")
+    def _cursor_moved(self) -> None:
+        if self.editor.showing_usage:
+            self._title()
+
+
+def citable(path: str) -> bool:
+    """Files the agent is told to grep and cite (docs/codex-format.md "Citations"): the gutter
+    is shown for them even before anything was cited; other files get one only once cited."""
+    return path == "MEMORY.md" or path.startswith(("rollout_summaries/", "skills/"))
+
+
+def line_use(stat: Any) -> Content:
+    """The cursor line's use, under the title: how often and when it was cited, whether and
+    when it drops out, and the keys that follow it."""
+    if stat.count:
+        use = (f"line {stat.line}: cited {stat.count}×, last {local_time(stat.last_cited)}"
+               if stat.last_cited else f"line {stat.line}: cited {stat.count}×")
+    else:
+        use = f"line {stat.line}: never cited"
+    parts = [(use, "$text-accent" if stat.count else "$text-muted")]
+    if stat.drop_note:
+        parts.append((f" · {stat.drop_note}", "$text-warning" if stat.drops_out else
+                      "$text-muted"))
+    parts.append((" · t trace · u used by · e edit", "$text-muted"))
+    return Content.assemble(*parts)

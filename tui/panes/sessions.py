@@ -57,6 +57,8 @@ class SessionsPane(Pane):
         Binding("slash", "filter", "Filter", id="sessions.filter"),
         Binding("x", "extract", "Extract now", id="sessions.extract"),
         Binding("f", "forget", "Forget", id="sessions.forget"),
+        Binding("m", "remembered", "Said vs remembered", id="sessions.remembered",
+                show=False),
         Binding("escape", "back", "Back", id="sessions.back"),
         Binding("R", "reload", "Rescan", id="sessions.rescan", show=False),
     ]
@@ -64,6 +66,8 @@ class SessionsPane(Pane):
         ("Filter sessions", "Type words to narrow the sessions table", "filter"),
         ("Extract this session now", "Phase 1 for the session under the cursor", "extract"),
         ("Forget this session", "Disable its memory and delete its raw memory", "forget"),
+        ("Said vs remembered", "What the session said beside what memory kept of it",
+         "remembered"),
         ("Rescan sessions", "Read new and changed rollouts now", "reload"),
     ]
 
@@ -307,6 +311,8 @@ class SessionsPane(Pane):
             self.query_one(ContentSwitcher).current = "sessions-list"
             self.query_one(TranscriptView).loading = False
             self.query_one(SessionTable).focus()
+            if getattr(self.app, "trail", None) is not None:
+                self.app.action_trail_back()  # type: ignore[attr-defined]  # from a trace
         elif self.query_one("#session-filter", Input).has_focus:
             self.query_one("#session-filter", Input).value = ""
             self.query_one(SessionTable).focus()
@@ -344,6 +350,15 @@ class SessionsPane(Pane):
                                       severity=sev, timeout=6)
         self.post_message(SessionsChanged(rescan=False))
         self.post_message(MemoryChanged("extract"))
+
+    def action_remembered(self) -> None:
+        """The session side by side with what memory kept of it (its screen reads the data
+        in a thread)."""
+        from ..widgets.said_remembered import SaidRememberedScreen
+
+        s = self._target()
+        if s is not None:
+            self.app.push_screen(SaidRememberedScreen(s.rollout_path))
 
     def action_forget(self) -> None:
         s = self._target()

@@ -110,6 +110,8 @@ class RawMemoryView(Vertical):
             stale = (row.selected_for_phase2_source_updated_at is not None
                      and row.selected_for_phase2_source_updated_at != row.source_updated_at)
             header += " · selected for phase 2" + (" (changed since)" if stale else "")
+        if getattr(row, "citation_note", ""):  # why Codex's usage count is below the citations
+            header += f"\nused {row.usage_count or 0}×: {row.citation_note}"
         self.query_one("#raw-memory-header", Static).update(header)
         await self.query_one("#raw-memory-md", Markdown).update(
             raw_memory_markdown(row.raw_memory))
