@@ -28,6 +28,7 @@ from .store import Store
 
 if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
     import threading
+    from collections.abc import Callable
 
     from .backends.openai_client import BackendConfig
     from .codex.citations import strip_citations
@@ -167,6 +168,10 @@ def __getattr__(name: str) -> Any:
 class Engine:
     """One Codex home. Build once, share across threads."""
 
+    # told what `open` recovered (a change a killed memdeck left, finished or undone): the
+    # CLI prints it on stderr, the app shows it; None: nobody is told
+    announce: Callable[[str], None] | None = None
+
     def __init__(self, home: CodexHome, clock: Clock | None = None) -> None:
         self.home = home
         self.clock = clock or SystemClock()
@@ -176,7 +181,16 @@ class Engine:
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None,
              clock: Clock | None = None) -> Engine:
-        return cls(CodexHome.open(home), clock)
+        """The engine on a home, after recovering what a killed memdeck left in it: every
+        command that opens a home finishes an interrupted change first."""
+        engine = cls(CodexHome.open(home), clock)
+        try:
+            done = engine.recover()
+        except MemdeckError:  # reads go on; a change tries again first and says why it can't
+            done = None
+        if done and cls.announce is not None:
+            cls.announce(done)
+        return engine
 
     @property
     def store(self) -> Store:
@@ -292,10 +306,12 @@ class Engine:
         """Forget a session as Codex does: memory mode disabled, its raw memory deleted,
         phase 2 enqueued when that memory was in use."""
         from .index.extract_log import ForgottenSession, record_forgotten
-        from .phase1.forget import forget
+        from .memory_folder.forget_change import forget
+        from .memory_folder.writer import MemoryFolderWriter
 
         self.home.require_writable_version()
-        r = forget(self.home, find_session(self.sessions(), key), self.clock.now())
+        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        r = forget(writer, find_session(self.sessions(), key))
         if r.line_no:  # the listing then says the user forgot it, not "switched off"
             try:
                 record_forgotten(self.store.conn(), self.home.memory_version, ForgottenSession(
@@ -329,13 +345,19 @@ class Engine:
         return restore_backup(writer, backup_id)
 
     # -- phase 2: proposals ------------------------------------------------------------
-    def _recover(self) -> str | None:
-        """An accept a crash interrupted is finished or undone before the root is touched:
-        "finished", "undone", or None when there was none."""
+    def _recover(self, *, wait: bool = True) -> str | None:
+        """A change of the memory folder a crash interrupted is finished (or, before its
+        journal, forgotten) and a killed memdeck's leftovers cleared, before anything else
+        touches the home: one line saying what was done, or None."""
         from .memory_folder.writer import MemoryFolderWriter
 
         writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
-        return writer.recover()
+        return writer.recover(wait=wait)
+
+    def recover(self) -> str | None:
+        """What every command runs when it opens the home (see `_recover`); it does not
+        wait while another memdeck is changing the folder (nothing is left over then)."""
+        return self._recover(wait=False)
 
     def consolidate(self, backend: str | None = None) -> Proposal | None:
         """Phase 2 into a pending proposal (None when memory is already up to date)."""

@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import plant_secret
+from crash_run import KILLED, leftovers, run_memdeck
 
 from memdeck.engine import Engine, demo_home
+from memdeck.engine.codex.home import CodexHome
 from memdeck.engine.memory_folder import accept as accept_mod
-from memdeck.engine.memory_folder.accept import AcceptRefused, recover
+from memdeck.engine.memory_folder.accept import AcceptRefused
 from memdeck.engine.memory_folder.writer import MemoryFolderWriter
 from memdeck.engine.phase2.proposals import root_state
 from memdeck.tui.cli import main
@@ -29,6 +32,11 @@ def proposed(tmp_path: Path) -> tuple[Path, str]:
 def writer(home: Path) -> MemoryFolderWriter:
     eng = Engine.open(home)
     return MemoryFolderWriter(eng.home, eng.clock, lambda: eng.store)
+
+
+def unopened(home: Path) -> Engine:
+    """An engine that has not recovered yet (`Engine.open` recovers first)."""
+    return Engine(CodexHome.open(home))
 
 
 def git(root: Path, *args: str) -> str:
@@ -99,39 +107,36 @@ def test_a_partial_accept_must_leave_a_valid_root(tmp_path: Path, home) -> None:
     assert (home.root / "memories" / "MEMORY.md").exists()
 
 
-def test_a_crash_after_the_swap_is_finished_on_recovery(proposed, monkeypatch) -> None:
+@pytest.mark.parametrize("step", ["switch.journaled", "switch.swapped", "switch.rows",
+                                  "switch.recorded"])
+def test_an_accept_killed_once_decided_is_finished_by_the_next_command(proposed,
+                                                                       step) -> None:
     home, pid = proposed
-
-    def crash(*a, **k):
-        raise SystemExit("power cut")
-
-    monkeypatch.setattr(accept_mod, "_finish", crash)
-    with pytest.raises(SystemExit):
-        Engine.open(home).accept(pid)
-    monkeypatch.undo()
-    assert "Upgrade Django" in (home / "memories" / "MEMORY.md").read_text()  # swapped
-    assert recover(writer(home)) == "finished"
+    r = run_memdeck(home, "accept", pid, crash_at=step)
+    assert r.returncode == KILLED, r.stderr
+    nxt = run_memdeck(home, "sessions")  # any command that opens the home
+    assert nxt.returncode == 0, nxt.stderr
+    assert f"recovered: finished an interrupted accept proposal {pid}" in nxt.stderr
+    assert "Upgrade Django" in (home / "memories" / "MEMORY.md").read_text()
     [p] = Engine.open(home).proposals()
     assert p.status == "accepted"
     conn = sqlite3.connect(home / "memories_1.sqlite")
     assert conn.execute("SELECT SUM(selected_for_phase2) FROM stage1_outputs").fetchone()[0] == 5
     conn.close()
+    [top, *_] = Engine.open(home).history()
+    assert (top.origin, top.summary) == ("consolidation", f"accept proposal {pid}")
+    assert leftovers(home) == []
 
 
-def test_a_crash_before_the_swap_is_undone(proposed, monkeypatch) -> None:
+def test_an_accept_killed_before_its_journal_changes_nothing(proposed) -> None:
     home, pid = proposed
     before = root_state(home / "memories")
-
-    def crash(*a, **k):
-        raise SystemExit("power cut")
-
-    monkeypatch.setattr(accept_mod, "exchange", crash)
-    with pytest.raises(SystemExit):
-        Engine.open(home).accept(pid)
-    monkeypatch.undo()
-    assert recover(writer(home)) == "undone"
+    r = run_memdeck(home, "accept", pid, crash_at="switch.staged")
+    assert r.returncode == KILLED, r.stderr
+    nxt = run_memdeck(home, "history")
+    assert "recovered: cleared a change that was never started" in nxt.stderr
     assert root_state(home / "memories") == before
-    assert not list(home.glob(".memories.memdeck-new"))
+    assert leftovers(home) == []
     assert Engine.open(home).accept(pid).status == "accepted"  # and it can still go in
 
 
@@ -153,13 +158,12 @@ def test_auto_accept_applies_clean_proposals_only(tmp_path: Path) -> None:
     assert eng.consolidate().status == "pending"
 
 
-def test_damaged_journals_and_a_lost_workspace(proposed) -> None:
+def test_an_older_memdecks_damaged_journals_and_a_lost_workspace(proposed) -> None:
     home, pid = proposed
     (home / "memdeck" / "accept.journal").write_text('{"proposal": ')  # cut short
     (home / "memdeck" / "swap.journal").write_text("not json")
-    assert recover(writer(home)) == "undone"
-    assert not (home / "memdeck" / "accept.journal").exists()
-    assert not (home / "memdeck" / "swap.journal").exists()
+    assert unopened(home).recover() == "undid an interrupted accept"
+    assert leftovers(home) == []
     import shutil
 
     shutil.rmtree(home / "memdeck" / "proposals" / pid / "workspace")
@@ -167,24 +171,27 @@ def test_damaged_journals_and_a_lost_workspace(proposed) -> None:
         Engine.open(home).accept(pid)
 
 
-def test_recovery_leaves_an_accept_in_progress_alone(proposed) -> None:
-    """Another memdeck (or a worker thread) holds the lease and is building its new folder:
-    a recovery started meanwhile must not clear that folder; once the lease is gone it does."""
-    from conftest import hold_global_lease
-
+def test_recovery_leaves_a_change_in_progress_alone(proposed) -> None:
+    """Another memdeck holds the home's lock and is building its change: a command opening
+    the home meanwhile must not clear what it staged; once that process is gone it does."""
     home, _ = proposed
-    building = home / ".memories.memdeck-new"
-    building.mkdir()
-    (building / "MEMORY.md").write_text("half built\n")
-    hold_global_lease(home)
-    assert recover(writer(home)) is None
-    assert (building / "MEMORY.md").read_text() == "half built\n"
-    conn = sqlite3.connect(home / "memories_1.sqlite")
-    conn.execute("UPDATE jobs SET lease_until = 0 WHERE job_key = 'global'")  # the holder died
-    conn.commit()
-    conn.close()
-    recover(writer(home))
-    assert not building.exists()
+    staged = home / "memdeck" / "staging" / "abc" / "memories"
+    staged.mkdir(parents=True)
+    (staged / "MEMORY.md").write_text("half built\n")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time; "
+         f"fd = os.open({str(home / 'memdeck' / 'folder.lock')!r}, os.O_RDWR | os.O_CREAT); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        assert unopened(home).recover() is None
+        assert (staged / "MEMORY.md").read_text() == "half built\n"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert unopened(home).recover() == "cleared a change that was never started"
+    assert leftovers(home) == []
 
 
 def test_taking_every_hunk_of_a_deleted_file_deletes_it(tmp_path: Path) -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from conftest import plant_secret
+from crash_run import KILLED, run_memdeck
 
 from memdeck.engine import Engine, MemorySaved, demo_home
-from memdeck.engine.memory_folder import accept as accept_mod
 from memdeck.engine.memory_folder.accept import AcceptRefused
 from memdeck.engine.memory_folder.writer import MemoryFolderWriter
 
@@ -60,8 +60,7 @@ def test_an_edit_waits_while_another_change_holds_the_home(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("change", ["save", "note", "reset", "restore", "restore_backup"])
-def test_every_change_finishes_an_interrupted_accept_first(proposed, monkeypatch,
-                                                            change: str) -> None:
+def test_every_change_finishes_an_interrupted_accept_first(proposed, change: str) -> None:
     eng, pid = proposed
     first = eng.history()[0].commit
     backup = eng.reset().id if change == "restore_backup" else None
@@ -69,13 +68,9 @@ def test_every_change_finishes_an_interrupted_accept_first(proposed, monkeypatch
         eng.restore_backup(backup)
         pid = eng.consolidate().id
 
-    def power_cut(*a: object, **k: object) -> None:
-        raise SystemExit("power cut")
-
-    monkeypatch.setattr(accept_mod, "_finish", power_cut)
-    with pytest.raises(SystemExit):
-        eng.accept(pid)
-    monkeypatch.undo()  # the swap happened; the bookkeeping and the history did not
+    killed = run_memdeck(eng.home.root, "accept", pid, crash_at="switch.swapped")
+    assert killed.returncode == KILLED, killed.stderr
+    # the swap happened; the bookkeeping and the history did not
     assert eng.proposals()[0].status == "pending"
 
     f = eng.memory_read("MEMORY.md")

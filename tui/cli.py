@@ -96,7 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(e.code or 0)
     command = args.command or "tui"
     handler = COMMANDS[command]
-    from memdeck.engine import MemdeckError
+    from memdeck.engine import Engine, MemdeckError
+
+    # what opening the home recovered (a change a killed memdeck left): the user is told
+    Engine.announce = lambda done: _err(f"recovered: {done}")
 
     try:
         return handler(args)

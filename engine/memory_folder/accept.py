@@ -3,16 +3,14 @@ or the new one, never a mix.
 
 Under the global lease: refuse when the live root is no longer the state the proposal
 started from, when what is accepted adds a secret, or when the result would not be a valid
-root. Build the complete new root beside the live one (the chosen changes applied,
-`phase2_workspace_diff.md` gone, Codex's baseline `.git` made as Codex makes it), swap it
-in as one step (swap.py), mark `selected_for_phase2` and the global job as Codex does on
-success, and commit the result to memdeck's history with the proposal id and the source
-threads as trailers.
+root. Build the complete new root in a switch's staging folder (switch.py: the chosen
+changes applied, `phase2_workspace_diff.md` gone, Codex's baseline `.git` made as Codex
+makes it) and switch it in; its rows step marks `selected_for_phase2` and the global job as
+Codex does on success and the proposal as accepted, and its history entry carries the
+proposal id and the source threads as trailers. A crash anywhere is finished or forgotten
+by the next command (switch.py `recover`); a folder someone wrote to meanwhile is kept.
 
-An accept journal (`memdeck/accept.journal`) is written before the swap. `recover` finishes
-an accept that was interrupted after the swap, or undoes one interrupted before it; the
-memory-folder writer (writer.py) runs it before any other change touches the root, under the
-same lock an accept holds.
+`recover_legacy` deals with the journal of a memdeck before the switch (`accept.journal`).
 """
 
 from __future__ import annotations
@@ -21,17 +19,16 @@ import json
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
-from ..atomic import write_atomic
 from ..codex.home import CodexHome
-from ..codex.pipeline_db import PipelineDB
 from ..errors import HomeError, MemdeckError
 from ..phase2.hunks import apply_hunks, proposal_hunks
 from ..phase2.proposals import Proposal, get, root_state
 from ..phase2.workspace import DIFF_FILE, validate_artifacts
 from .baseline import reset_codex_baseline
-from .swap import exchange
 from .swap import recover as recover_swap
+from .switch import Switch
 from .writer import Change, Lease, MemoryFolderWriter
 
 
@@ -39,7 +36,8 @@ class AcceptRefused(MemdeckError):
     pass
 
 
-def _paths(home: CodexHome) -> tuple[Path, Path, Path, Path]:
+def _legacy_paths(home: CodexHome) -> tuple[Path, Path, Path, Path]:
+    """An older memdeck's accept: its build folder beside the root and its journals."""
     root = home.memory_root
     return (root, root.with_name(f".{root.name}.memdeck-new"),
             home.memdeck_dir / "accept.journal", home.memdeck_dir / "swap.journal")
@@ -107,7 +105,7 @@ def _accept(change: Change, pid: str, files: list[str] | None,
         raise AcceptRefused(f"proposal {p.id} is for memory {p.version}, but Codex now uses "
                             f"{home.memory_version} ({home.version_info.reason}); consolidate "
                             "again")
-    root, new, journal, swap_journal = _paths(home)
+    root = home.memory_root
     if root.is_symlink():
         raise HomeError(f"{root} is a symlink; Codex and memdeck refuse it")
     ws = home.proposals_dir / p.id / "workspace"
@@ -148,86 +146,72 @@ def _accept(change: Change, pid: str, files: list[str] | None,
             raise AcceptRefused("memory changed since this proposal was made; consolidate "
                                 "again")
         change.before()  # the state being replaced, if not yet recorded
-        _build(root, ws, new, None if files is None else sorted(chosen), picked)
-        problems = validate_artifacts(new, home.memory_version)
-        if problems:
-            shutil.rmtree(new)
-            raise AcceptRefused(f"accepting {'these files' if files else 'it'} would "
-                                f"leave an invalid memory folder: {problems[0]}")
-        reset_codex_baseline(new, now)
-        selected = _selected(new, p.threads, lease.db.conn)
-        write_atomic(journal, json.dumps({"proposal": p.id, "base_state": p.base_state,
-                                          "partial": files is not None}))
-        if root.exists():
-            exchange(root, new, swap_journal)
-            shutil.rmtree(new)
-        else:
-            new.rename(root)
-        _finish(change, lease, p, selected, files is not None, now)
+        sw = Switch(change, "accept")
+        try:
+            new = sw.target(root)
+            _build(root, ws, new, None if files is None else sorted(chosen), picked)
+            problems = validate_artifacts(new, home.memory_version)
+            if problems:
+                raise AcceptRefused(f"accepting {'these files' if files else 'it'} would "
+                                    f"leave an invalid memory folder: {problems[0]}")
+            reset_codex_baseline(new, now)
+            selected = _selected(new, p.threads, lease.db.conn)
+        except BaseException:
+            sw.discard()
+            raise
+        partial = files is not None
+        sw.commit(origin="consolidation",
+                  message=f"accept proposal {p.id}" + (" (some files)" if partial else ""),
+                  trailers={"Memdeck-Proposal": p.id,
+                            "Memdeck-Threads": ",".join(t for t, _ in selected)},
+                  finish={"proposal": p.id, "partial": partial, "now": now,
+                          "selected": selected},
+                  lease=lease, what=f"accept proposal {p.id}")
     return get(store, p.id)
 
 
-def _finish(change: Change, lease: Lease, p: Proposal, selected: list[tuple[str, int]],
-            partial: bool, now: int) -> None:
-    """Codex's bookkeeping of a successful phase 2, the history commit, the proposal's
-    status; the journal goes last, so a crash before it is finished again on recovery."""
-    lease.db.phase2_succeeded(lease.token, now, selected)
-    change.after(
-        "consolidation", f"accept proposal {p.id}" + (" (some files)" if partial else ""),
-        {"Memdeck-Proposal": p.id, "Memdeck-Threads": ",".join(t for t, _ in selected)})
+def finish_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> None:
+    """The rows of an accepted proposal, once its root is live: Codex's bookkeeping of a
+    successful phase 2 and the proposal's status. Runs again safely after a crash."""
+    if lease is None:
+        with change.lease("finish an interrupted accept") as own:
+            finish_rows(change, finish, own)
+        return
+    selected = [(str(t), int(s)) for t, s in finish["selected"]]
+    lease.db.phase2_succeeded(lease.token, int(finish["now"]), selected)
     with change.writer.store.transaction() as c:
         c.execute("UPDATE proposals SET status = ?, decided_at = ? WHERE id = ?",
-                  ("partial" if partial else "accepted", now, p.id))
-    _, _, journal, _ = _paths(change.writer.home)
-    journal.unlink(missing_ok=True)
+                  ("partial" if finish["partial"] else "accepted", int(finish["now"]),
+                   finish["proposal"]))
 
 
-def recover(writer: MemoryFolderWriter) -> str | None:
-    """Finish or undo an accept that was interrupted. Returns what was done, or None.
-    `MemoryFolderWriter.recover` runs it under the home's lock before every change."""
-    with writer.change(recover=False) as change:
-        root, new, journal, swap_journal = _paths(writer.home)
-        if not (journal.exists() or new.exists() or swap_journal.exists()):
-            return None
-        if not journal.exists() and _accept_in_progress(writer):
-            return None  # another process is building its accept right now: not ours to clear
-        return _recover(change)
-
-
-def _accept_in_progress(writer: MemoryFolderWriter) -> bool:
-    db = PipelineDB.open(writer.home)
-    try:
-        return db.global_lease_live(int(writer.now()))
-    finally:
-        db.close()
-
-
-def _recover(change: Change) -> str | None:
+def recover_legacy(change: Change) -> str | None:
+    """Finish or undo an accept an older memdeck (before switch.py) was interrupted in."""
     writer = change.writer
-    root, new, journal, swap_journal = _paths(writer.home)
+    root, new, journal, swap_journal = _legacy_paths(writer.home)
+    if not (journal.exists() or new.exists() or swap_journal.exists()):
+        return None
     recover_swap(swap_journal)
+    if new.exists():
+        shutil.rmtree(new)  # a build that never reached the swap, or the old root after it
     if not journal.exists():
-        if new.exists():
-            shutil.rmtree(new)  # a build that never reached the swap
         return None
     try:
         data = json.loads(journal.read_text(encoding="utf-8"))
         swapped = root_state(root) != data["base_state"]
-    except (ValueError, KeyError, TypeError, OSError):
-        # written atomically before the swap, so a damaged journal means no swap happened
-        if new.exists():
-            shutil.rmtree(new)
+        p = get(writer.store, data["proposal"]) if swapped else None
+    except (ValueError, KeyError, TypeError, OSError, MemdeckError):
+        p = None  # written atomically before the swap: damage means no swap happened
+    if p is None:
         journal.unlink()
-        return "undone"
-    if new.exists():
-        shutil.rmtree(new)
-    if not swapped:
-        journal.unlink()
-        return "undone"
-    p = get(writer.store, data["proposal"])
+        return "undid an interrupted accept"
     now = int(writer.now())
     with change.lease("finish an interrupted accept") as lease:
-        _finish(change, lease, p, _selected(root, p.threads, lease.db.conn),
-                bool(data["partial"]), now)
-    return "finished"
-
+        selected = _selected(root, p.threads, lease.db.conn)
+        finish_rows(change, {"proposal": p.id, "partial": bool(data["partial"]), "now": now,
+                             "selected": selected}, lease)
+        change.after("consolidation", f"accept proposal {p.id}",
+                     {"Memdeck-Proposal": p.id,
+                      "Memdeck-Threads": ",".join(t for t, _ in selected)})
+    journal.unlink()
+    return f"finished an interrupted accept of proposal {p.id}"

@@ -5,14 +5,15 @@ A backup is `memdeck/backups/<UTC timestamp>.tar.gz` holding the memory roots
 (`memories/`, `memories_extensions/`, `memories_v2/`, their `.git` included) under
 `roots/`, the stage-1 and memory-job rows of every pipeline DB as JSON under `db/`, and a
 `manifest.json` that says why it was taken ("before reset", "before restore of backup …").
-Reset then deletes those rows (and zeroes `consolidation_progress`), and empties the roots,
-keeping the folders; threads, rollouts and their memory modes are untouched. A symlinked
-root is refused, as Codex refuses it. Restoring first backs up the current state, so a
-restore can itself be undone.
+Reset then empties the roots, keeping the folders, and deletes those rows (and zeroes
+`consolidation_progress`); threads, rollouts and their memory modes are untouched. A
+symlinked root is refused, as Codex refuses it. Restoring first backs up the current state,
+so a restore can itself be undone.
 
-Both go through the memory-folder writer (writer.py: its lock, crash recovery first, history
-before and after) without its lease: they rewrite the pipeline DBs' rows themselves, and
-reset refuses while a consolidation holds the lease in any of them.
+Both change every root and the rows through one switch (switch.py: staged, journaled,
+switched at once, rows after, finished by the next command after a crash), without the
+global lease: they rewrite the pipeline DBs' rows themselves, and reset refuses while a
+live consolidation holds the lease in any of them (a dead memdeck's does not count).
 """
 
 from __future__ import annotations
@@ -20,20 +21,21 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import sqlite3
 import tarfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..atomic import atomic_file
+from ..atomic import atomic_file, write_atomic
 from ..codex.home import CodexHome
 from ..codex.pipeline_snapshot import GLOBAL_KIND, STAGE1_KIND
+from ..crash_points import crash_point
 from ..errors import HomeError, MemdeckError, NotFound
 from ..store import connect, describe_sqlite_error
-from .writer import MemoryFolderWriter
+from ..workers import dead_memdeck_worker
+from .writer import Change, Lease, MemoryFolderWriter
 
 KINDS = (STAGE1_KIND, GLOBAL_KIND)
 
@@ -63,10 +65,19 @@ def _check_roots(home: CodexHome) -> list[Path]:
     return home.memory_roots_for_reset
 
 
-def _refuse_live_consolidation(db: sqlite3.Connection, path: Path, now: int) -> None:
-    row = db.execute("SELECT worker_id, lease_until FROM jobs WHERE kind = ? AND status = "
-                     "'running' AND lease_until > ?", (GLOBAL_KIND, now)).fetchone()
-    if row:
+def _refuse_live_consolidation(path: Path, now: int) -> None:
+    """Refuse while someone alive holds the consolidation lease (a dead memdeck's is not)."""
+    try:
+        conn = connect(path, readonly=True)
+        try:
+            row = conn.execute("SELECT worker_id, lease_until FROM jobs WHERE kind = ? AND "
+                               "status = 'running' AND lease_until > ?",
+                               (GLOBAL_KIND, now)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        raise MemdeckError(describe_sqlite_error(path, e) + "; nothing was reset") from None
+    if row and not dead_memdeck_worker(row[0]):
         raise MemdeckError(f"a consolidation is running ({row[0] or 'unknown worker'}, lease "
                            f"until {time.strftime('%H:%M', time.localtime(row[1]))}); "
                            "reset after it finishes")
@@ -111,6 +122,7 @@ def create_backup(home: CodexHome, now: float, reason: str) -> Backup:
             if root.is_dir():
                 tar.add(root, arcname=f"roots/{root.name}")
                 manifest["roots"].append(root.name)
+                crash_point("backup.writing")
         for db in _pipeline_dbs(home):
             try:
                 conn = connect(db, readonly=True)
@@ -159,99 +171,86 @@ def _clear_rows(conn: sqlite3.Connection) -> None:
 
 
 def reset(writer: MemoryFolderWriter) -> Backup:
-    """Back up, then clear what Codex's reset clears, committed to history as the user's
-    change. Returns the backup."""
+    """Back up, then clear what Codex's reset clears, through one switch (switch.py): the
+    roots emptied at once, then the rows; committed to history as the user's change.
+    Returns the backup."""
+    from .switch import Switch
+
+    home = writer.home
     with writer.change() as change:
+        roots = _check_roots(home)
+        now = writer.now()
+        dbs = _pipeline_dbs(home)
+        for db in dbs:
+            _refuse_live_consolidation(db, int(now))
         change.before()  # the state before, if history does not hold it yet
-        backup = _reset(writer.home, writer.now())
-        change.after("user", f"reset: all memories cleared (backup {backup.id})")
+        backup = create_backup(home, now, "before reset")
+        sw = Switch(change, "reset")
+        for root in roots:
+            if root.is_dir():
+                sw.empty(root)
+        sw.commit(origin="user", message=f"reset: all memories cleared (backup {backup.id})",
+                  finish={"clear": [str(db) for db in dbs], "backup": str(backup.path)},
+                  what="reset")
     return backup
 
 
 def restore_backup(writer: MemoryFolderWriter, backup_id: str) -> Backup:
-    """Put a backup back exactly, committed to history as a `restore`; the current state is
-    backed up first. Returns that backup."""
+    """Put a backup back exactly, through one switch: every root and the rows of every
+    pipeline DB, committed to history as a `restore`; the current state is backed up
+    first. Returns that backup."""
+    from .switch import Switch
+
+    home = writer.home
     with writer.change() as change:
-        change.before()
-        safety = _restore(writer.home, backup_id, writer.now())
-        change.after("restore", f"restore backup {backup_id}")
+        match = [b for b in list_backups(home) if b.id == backup_id]
+        if not match:
+            raise NotFound(f"no backup {backup_id!r} (see `memdeck backups`)")
+        _check_roots(home)
+        sw = Switch(change, "restore-backup")
+        try:  # read and unpack everything before anything live is touched
+            unpacked, rows = _unpack(match[0].path, backup_id, sw.dir / "unpacked")
+            write_atomic(sw.file("rows.json"), json.dumps(rows))
+            safety = create_backup(home, writer.now(), f"before restore of backup {backup_id}")
+            change.before()
+            for name in ("memories", "memories_extensions", "memories_v2"):
+                root, restored = home.root / name, unpacked / "roots" / name
+                if restored.is_dir():
+                    restored.rename(sw.target(root))
+                elif root.is_dir():
+                    sw.empty(root)
+        except BaseException:
+            sw.discard()
+            raise
+        sw.commit(origin="restore", message=f"restore backup {backup_id}",
+                  finish={"rows": str(sw.file("rows.json"))},
+                  what=f"restore backup {backup_id}")
     return safety
 
 
-def _reset(home: CodexHome, now: float) -> Backup:
-    roots = _check_roots(home)
-    for db in _pipeline_dbs(home):
-        conn = connect(db)
-        try:
-            _refuse_live_consolidation(conn, db, int(now))
-        finally:
-            conn.close()
-    backup = create_backup(home, now, "before reset")
-    for db in _pipeline_dbs(home):
-        conn = connect(db)
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            _clear_rows(conn)
-            conn.execute("COMMIT")
-        except sqlite3.Error as e:
-            raise MemdeckError(describe_sqlite_error(db, e) + f"; backup kept at "
-                               f"{backup.path}") from None
-        finally:
-            conn.close()
-    for root in roots:
-        if root.is_dir():
-            for child in list(root.iterdir()):
-                if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
-    return backup
+def finish_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> None:
+    """The rows of a reset (cleared) or a restored backup (put back), once its roots are
+    live; each database in one transaction, so running it again gives the same rows."""
+    home = change.writer.home
+    if "rows" in finish:
+        data = json.loads(Path(finish["rows"]).read_text(encoding="utf-8"))
+        for rel, tables in data.items():
+            path = Path(rel) if os.path.isabs(rel) else home.root / rel
+            if path.exists():
+                _write_rows(path, tables)
+        return
+    for db in finish.get("clear", []):
+        if Path(db).exists():
+            _write_rows(Path(db), {}, backup=finish.get("backup"))
 
 
-def _restore(home: CodexHome, backup_id: str, now: float) -> Backup:
-    match = [b for b in list_backups(home) if b.id == backup_id]
-    if not match:
-        raise NotFound(f"no backup {backup_id!r} (see `memdeck backups`)")
-    src = match[0].path
-    _check_roots(home)
-    staging = home.memdeck_dir / f".restore-{backup_id}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    try:  # read and unpack everything before anything live is touched
-        with tarfile.open(src, "r:gz") as tar:
-            manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
-            members = [m for m in tar.getmembers() if m.name.startswith("roots/")]
-            tar.extractall(staging, members=members, filter="tar")
-            dbs = {name: json.load(tar.extractfile(f"db/{i}.json"))  # type: ignore[arg-type]
-                   for i, name in enumerate(manifest["databases"])}
-    except (tarfile.TarError, OSError, ValueError, KeyError, TypeError, EOFError) as e:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise MemdeckError(f"backup {backup_id} is damaged or unsafe ({type(e).__name__}: "
-                           f"{str(e).splitlines()[0] if str(e) else 'unreadable'}); "
-                           "nothing was changed") from None
-    safety = create_backup(home, now, f"before restore of backup {backup_id}")
-    for name in ("memories", "memories_extensions", "memories_v2"):
-        root, restored = home.root / name, staging / "roots" / name
-        if restored.exists():
-            old = root.with_name(f".{name}.before-restore")
-            if root.exists():
-                root.rename(old)
-            restored.rename(root)
-            if old.exists():
-                shutil.rmtree(old)
-        elif root.is_dir():
-            shutil.rmtree(root)
-            root.mkdir()
-    shutil.rmtree(staging, ignore_errors=True)
-    for rel, data in dbs.items():
-        path = Path(rel) if os.path.isabs(rel) else home.root / rel
-        if not path.exists():
-            continue
+def _write_rows(path: Path, tables: dict[str, Any], backup: str | None = None) -> None:
+    try:
         conn = connect(path)
         try:
             conn.execute("BEGIN IMMEDIATE")
             _clear_rows(conn)
-            for table, content in data.items():
+            for table, content in tables.items():
                 cols = ", ".join(content["columns"])
                 marks = ", ".join("?" * len(content["columns"]))
                 verb = "INSERT OR REPLACE" if table == "consolidation_progress" else "INSERT"
@@ -260,4 +259,41 @@ def _restore(home: CodexHome, backup_id: str, now: float) -> Backup:
             conn.execute("COMMIT")
         finally:
             conn.close()
-    return safety
+    except sqlite3.Error as e:
+        kept = f"; backup kept at {backup}" if backup else ""
+        raise MemdeckError(describe_sqlite_error(path, e) + kept) from None
+
+
+def _unpack(src: Path, backup_id: str, dest: Path) -> tuple[Path, dict[str, Any]]:
+    """The backup's roots unpacked under `dest`, and its rows by database."""
+    try:
+        with tarfile.open(src, "r:gz") as tar:
+            manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
+            members = [m for m in tar.getmembers() if m.name.startswith("roots/")]
+            safe_extract(tar, members, dest)
+            dbs = {name: json.load(tar.extractfile(f"db/{i}.json"))  # type: ignore[arg-type]
+                   for i, name in enumerate(manifest["databases"])}
+    except (tarfile.TarError, OSError, ValueError, KeyError, TypeError, EOFError) as e:
+        raise MemdeckError(f"backup {backup_id} is damaged or unsafe ({type(e).__name__}: "
+                           f"{str(e).splitlines()[0] if str(e) else 'unreadable'}); "
+                           "nothing was changed") from None
+    return dest, dbs
+
+
+def safe_extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
+    """Extract only plain files, folders and links that stay inside `dest`, on every
+    Python memdeck supports: 3.11.0–3.11.3 have no extraction filters."""
+    for m in members:
+        parts = PurePosixPath(m.name).parts
+        if m.name.startswith("/") or ".." in parts or not (m.isfile() or m.isdir()
+                                                            or m.issym()):
+            raise tarfile.TarError(f"unsafe member {m.name!r}")
+        if m.issym():
+            target = PurePosixPath(m.name).parent / m.linkname
+            if m.linkname.startswith("/") or ".." in PurePosixPath(
+                    os.path.normpath(target)).parts:
+                raise tarfile.TarError(f"link {m.name!r} points outside the backup")
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, members=members, filter="tar")
+    else:  # pragma: no cover - Python 3.11.0–3.11.3; the checks above did the filter's work
+        tar.extractall(dest, members=members)

@@ -5,8 +5,9 @@ symlink (Codex refuses a symlinked root and deletes symlinks inside it: docs/cod
 "Memory folder layout"); the text holds no secret; the write goes through the memory-folder
 writer (writer.py), holding its lock and the global consolidation lease, so a running
 consolidation or accept never races the edit; the state found on disk is recorded in history
-first (an outside change stays `external`), the file is written atomically, and the result is
-committed as the user's.
+first (an outside change stays `external`), the file is written into a staged copy of the
+root and switched in whole (switch.py: no temp file ever appears in the root, and a change
+someone made meanwhile is kept), and the result is committed as the user's.
 
 A save names the version it started from; when the file changed on disk since, nothing is
 written and `MemoryConflict` carries what is there now.
@@ -28,6 +29,7 @@ from ..atomic import write_atomic, write_new
 from ..codex.home import CodexHome
 from ..errors import HomeError, MemdeckError, NotFound
 from ..redact import find_secrets
+from .switch import Switch
 from .writer import Change, MemoryFolderWriter
 
 NOTES_DIR = PurePosixPath("extensions/ad_hoc/notes")
@@ -294,12 +296,15 @@ def save_file(writer: MemoryFolderWriter, rel: str, text: str,
         if current == new:
             return MemorySaved(rel, version_of(new), False, None)
         change.before()  # what was there (an outside change stays `external`)
+        sw = Switch(change, "edit")
+        staged = sw.copy_of(home.memory_root)
         try:
-            write_atomic(path, new)
+            write_atomic(staged / path.relative_to(home.memory_root), new)
         except OSError as e:
+            sw.discard()
             raise MemdeckError(f"cannot write {rel}: {e.strerror or e}") from None
-        commit = change.after("user", f"edit {rel}")
-        return MemorySaved(rel, version_of(new), True, commit)
+        out = sw.commit(origin="user", message=f"edit {rel}", what=f"save {rel}")
+        return MemorySaved(rel, version_of(new), True, out.commit)
 
 
 def note_slug(text: str) -> str:
@@ -338,11 +343,12 @@ def add_note(writer: MemoryFolderWriter, text: str, kind: str) -> MemoryNote:
     stamp = time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(int(writer.now())))
     slug = note_slug(text)
     with _writing(writer, "add a note") as change:
-        notes, _ = resolve(home, NOTES_DIR.as_posix())
+        resolve(home, NOTES_DIR.as_posix())  # no symlink on the way in the live root
         change.before()
+        sw = Switch(change, "note")
+        notes = sw.copy_of(home.memory_root) / NOTES_DIR
         try:
             notes.mkdir(parents=True, exist_ok=True)
-            resolve(home, NOTES_DIR.as_posix())  # mkdir made no symlink appear on the way
             n = 1
             while True:
                 name = f"{stamp}-{slug}.md" if n == 1 else f"{stamp}-{slug}-{n}.md"
@@ -350,7 +356,8 @@ def add_note(writer: MemoryFolderWriter, text: str, kind: str) -> MemoryNote:
                     break
                 n += 1
         except OSError as e:
+            sw.discard()
             raise MemdeckError(f"cannot write the note: {e.strerror or e}") from None
         rel = (NOTES_DIR / name).as_posix()
-        commit = change.after("user", f"note: {slug}")
-        return MemoryNote(rel, kind, body, commit)
+        out = sw.commit(origin="user", message=f"note: {slug}", what="add a note")
+        return MemoryNote(rel, kind, body, out.commit)

@@ -13,17 +13,20 @@ root stays out of it. GitPython repositories are opened per call, never shared.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..codex.home import CodexHome
+from ..crash_points import crash_point
 from ..errors import HomeError, NotFound
 from .baseline import is_codex_baseline
 
 if TYPE_CHECKING:
-    from .writer import MemoryFolderWriter
+    from .writer import Change, Lease, MemoryFolderWriter
 
 ORIGINS = ("codex", "consolidation", "user", "external", "restore", "start")
 # what the app and the CLI call each origin (the trailer keeps the stored word)
@@ -58,18 +61,32 @@ class History:
         self.root = home.memory_root
         self.gitdir = home.history_git
 
-    def _repo(self) -> Any:
+    def _repo(self, work_tree: Path | None = None) -> Any:
+        """The history repository, its work tree the live root (or `work_tree`). Made when
+        missing, inside `memdeck/` only: a `history.git` that is not a folder, or is not a
+        repository, is refused, never searched for upwards."""
         import git
 
         if self.root.is_symlink():
             raise HomeError(f"{self.root} is a symlink; memdeck keeps no history through it")
-        if not (self.gitdir / "HEAD").exists():
+        self._check_gitdir()
+        if not os.path.lexists(self.gitdir):
             self.home.ensure_memdeck_dir()
-            git.Repo.init(self.gitdir, bare=True).close()
-        repo = git.Repo(self.gitdir)
-        repo.git.update_environment(GIT_WORK_TREE=str(self.root), GIT_DIR=str(self.gitdir),
-                                    **_env())
+            with _damaged(self.gitdir):
+                git.Repo.init(self.gitdir, bare=True, mkdir=True).close()
+        with _damaged(self.gitdir):
+            repo = git.Repo(self.gitdir, search_parent_directories=False)
+        repo.git.update_environment(GIT_WORK_TREE=str(work_tree or self.root),
+                                    GIT_DIR=str(self.gitdir), **_env())
         return repo
+
+    def _check_gitdir(self) -> None:
+        g = self.gitdir
+        if g.is_symlink() or (os.path.lexists(g) and not g.is_dir()):
+            raise HomeError(f"{g} is not a folder; move it aside (it is not memdeck's "
+                            "history) and memdeck starts a new history there")
+        if g.is_dir() and not (g / "HEAD").is_file() and any(g.iterdir()):
+            raise HomeError(_damaged_text(g, "it has no HEAD"))
 
     def _has_head(self, repo: Any) -> bool:
         try:
@@ -77,6 +94,17 @@ class History:
         except ValueError:
             return False
         return True
+
+    def snapshot_of(self, folder: Path, origin: str, summary: str) -> str | None:
+        """Commit `folder` (a copy of the root, e.g. what someone wrote into a folder while
+        memdeck switched it away) as a state of the root, after the last one."""
+        with self._repo(folder) as repo, _damaged(self.gitdir):
+            repo.git.add("-A", ".")
+            if self._has_head(repo) and not repo.git.diff("--cached", "--name-only", "HEAD"):
+                return None
+            repo.git.commit("-q", "--no-verify", "--no-gpg-sign", "--allow-empty",
+                            "-m", f"{summary}\n\n{TRAILER}: {origin}")
+            return str(repo.head.commit.hexsha)
 
     def snapshot(self, origin: str | None = None, summary: str = "",
                  trailers: dict[str, str] | None = None) -> str | None:
@@ -90,8 +118,9 @@ class History:
         recorded."""
         if not os.path.lexists(self.root):
             return self._record_missing_root(origin, summary)
-        with self._repo() as repo:
+        with self._repo() as repo, _damaged(self.gitdir):
             repo.git.add("-A", ".")
+            crash_point("history.added")
             fresh = not self._has_head(repo)
             if not fresh and not repo.git.diff("--cached", "--name-only", "HEAD"):
                 return None
@@ -113,10 +142,11 @@ class History:
         """The root is gone: commit the empty tree after the last state, without a work tree."""
         import git
 
+        self._check_gitdir()
         if not (self.gitdir / "HEAD").exists():
             return None
-        with git.Repo(self.gitdir) as repo:
-            repo.git.update_environment(**_env())
+        with _damaged(self.gitdir), git.Repo(self.gitdir) as repo:
+            repo.git.update_environment(GIT_DIR=str(self.gitdir), **_env())
             if not self._has_head(repo) or not list(repo.head.commit.tree.traverse()):
                 return None
             origin = origin or "external"
@@ -145,9 +175,10 @@ class History:
             return False
 
     def entries(self) -> list[HistoryEntry]:
+        self._check_gitdir()
         if not (self.gitdir / "HEAD").exists():
             return []
-        with self._repo() as repo:
+        with self._repo() as repo, _damaged(self.gitdir):
             if not self._has_head(repo):
                 return []
             return [_entry(c) for c in repo.iter_commits("HEAD")]
@@ -161,31 +192,23 @@ class History:
             raise NotFound(f"no commit {rev!r} in memdeck's history") from None
 
     def show(self, rev: str) -> tuple[HistoryEntry, str]:
-        with self._repo() as repo:
+        with self._repo() as repo, _damaged(self.gitdir):
             c = self._commit(repo, rev)
             patch = repo.git.show("--format=", "--patch", "--stat", c.hexsha)
             return _entry(c), patch
 
     def consolidations_after(self, rev: str) -> int:
         """How many consolidations (memdeck's accepts, Codex's own) came after `rev`."""
-        with self._repo() as repo:
+        with self._repo() as repo, _damaged(self.gitdir):
             c = self._commit(repo, rev)
             return sum(1 for n in repo.iter_commits(f"{c.hexsha}..HEAD")
                        if _origin(n.message) in ("consolidation", "codex"))
 
-    def check_out(self, rev: str) -> HistoryEntry:
-        """Make the root's files exactly those of `rev` (the root's own `.git` kept); no
-        snapshot is taken: `restore` records the states before and after."""
-        with self._repo() as repo:
+    def check_out_into(self, rev: str, folder: Path) -> HistoryEntry:
+        """Write `rev`'s files into `folder` (a staged copy of the root holding only its own
+        `.git`); no snapshot is taken: `restore` records the states before and after."""
+        with self._repo(folder) as repo, _damaged(self.gitdir):
             c = self._commit(repo, rev)
-            keep = {".git"}
-            for child in self.root.iterdir():
-                if child.name in keep:
-                    continue
-                if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child)
-                else:
-                    child.unlink()
             if any(True for _ in c.tree.traverse()):  # an empty state has nothing to check out
                 repo.git.checkout(c.hexsha, "--", ".")
             return _entry(c)
@@ -193,22 +216,67 @@ class History:
 
 def restore(writer: MemoryFolderWriter, rev: str) -> str:
     """Make the root what it was at `rev`, as a new `restore` commit (whatever is there now
-    is kept first); under the global lease. Returns the new commit.
+    is kept first); under the global lease, through one switch (switch.py). Returns the new
+    commit.
 
     Going back past a consolidation leaves Codex's selection (`selected_for_phase2`) naming
     memories the restored files no longer hold: the next phase 2 would take them as already
     in, and they would never come back. Then the selection is cleared (the lease leaves the
     global job pending), so the next consolidation starts from the restored files and adds
     every current raw memory again; the sessions read "waiting for consolidation"."""
+    from .switch import Switch
+
     with writer.change() as change, change.lease("restore") as lease:
+        root = change.history.root
+        if not root.is_dir():
+            raise HomeError(f"{root.name}/ does not exist; there is nothing to restore into")
         change.before()
         undone = change.history.consolidations_after(rev)
-        c = change.history.check_out(rev)
-        new = change.after("restore", f"restore {c.commit[:12]}: {c.summary}",
-                           {"Memdeck-Restored": c.commit})
-        if undone:
-            lease.db.clear_phase2_selection()
-        return new or rev
+        sw = Switch(change, "restore")
+        try:
+            c = change.history.check_out_into(rev, sw.copy_of(root, only_git=True))
+        except BaseException:
+            sw.discard()
+            raise
+        out = sw.commit(origin="restore", message=f"restore {c.commit[:12]}: {c.summary}",
+                        trailers={"Memdeck-Restored": c.commit},
+                        finish={"clear_selection": bool(undone)}, lease=lease,
+                        what=f"restore {c.commit[:12]}")
+        return out.commit or rev
+
+
+def finish_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> None:
+    """A restore's rows: the phase-2 selection cleared when it went back past one."""
+    if not finish.get("clear_selection"):
+        return
+    if lease is None:
+        with change.lease("finish an interrupted restore") as own:
+            own.db.clear_phase2_selection()
+    else:
+        lease.db.clear_phase2_selection()
+
+
+@contextmanager
+def _damaged(gitdir: Path) -> Iterator[None]:
+    """Git failing on the history repository: one line saying what to do."""
+    import git
+
+    try:
+        yield
+    except git.GitCommandError as e:
+        text = " ".join(str(e.stderr or e).split())
+        if "index.lock" in text:
+            raise HomeError(f"{gitdir.name} is locked ({gitdir / 'index.lock'}): another git "
+                            "or memdeck is using it; try again when it has finished") from None
+        raise HomeError(_damaged_text(gitdir, text.removeprefix("stderr: ")[:160])) from None
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, ValueError) as e:
+        raise HomeError(_damaged_text(gitdir, f"{type(e).__name__}")) from None
+
+
+def _damaged_text(gitdir: Path, why: str) -> str:
+    return (f"memdeck's history {gitdir} is damaged ({why}); move it aside "
+            f"(mv {gitdir} {gitdir}.broken) and memdeck starts a new history; the memory "
+            "folder itself is untouched")
 
 
 def _entry(c: Any) -> HistoryEntry:

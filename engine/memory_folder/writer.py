@@ -4,10 +4,11 @@ Accepting a proposal, a person's edit or note, reset, restoring a backup and res
 history commit all change what Codex reads in its next session. Each runs inside
 `MemoryFolderWriter.change()`, which gives it, in this order:
 
-1. the home's one in-process lock (re-entrant): the app runs engine calls on several worker
-   threads, and a recovery must never clear the folder an accept is building;
-2. crash recovery: an accept a crash interrupted is finished or undone first
-   (`accept.recover`), before anything else touches the root;
+1. the home's lock (home_lock.py): re-entrant across the app's worker threads, exclusive
+   across processes, so a recovery never clears what a live memdeck is building;
+2. crash recovery (`recover`): a change a crash interrupted is finished or undone first
+   (switch.py), stale git locks and temp files of a dead memdeck are removed, before anything
+   else touches the root;
 3. `Change.lease(purpose)`: the global consolidation lease in Codex's pipeline DB, across
    processes, so no consolidation (memdeck's or Codex's own phase 2) runs meanwhile. Taken
    after the change's own checks, so a refused change leaves the job row as it was. Reset
@@ -22,8 +23,6 @@ The writer is handed what it needs (the home, memdeck's store, the clock), never
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,20 +32,7 @@ from ..codex.home import CodexHome
 from ..codex.pipeline_db import PipelineDB
 from ..store import Store
 from .history import History
-
-_LOCKS: dict[str, threading.RLock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-def _home_lock(home: CodexHome) -> threading.RLock:
-    """One lock per Codex home in this process: its memory roots (v1, v2, extensions), the
-    journals and the history all live under it."""
-    key = os.path.abspath(home.root)
-    with _LOCKS_GUARD:
-        lock = _LOCKS.get(key)
-        if lock is None:
-            lock = _LOCKS[key] = threading.RLock()
-        return lock
+from .home_lock import HomeLock, home_lock
 
 
 @dataclass(frozen=True)
@@ -95,7 +81,7 @@ class MemoryFolderWriter:
         self.home = home
         self.clock = clock
         self._store = store
-        self._lock = _home_lock(home)
+        self.lock: HomeLock = home_lock(home.memdeck_dir)
 
     @property
     def store(self) -> Store:
@@ -104,18 +90,27 @@ class MemoryFolderWriter:
     def now(self) -> float:
         return self.clock.now()
 
-    def recover(self) -> str | None:
-        """Finish or undo an accept a crash interrupted: "finished", "undone" or None."""
-        from .accept import recover
+    def recover(self, *, wait: bool = True) -> str | None:
+        """Finish or undo a change a crash interrupted, and clear what a dead memdeck left
+        (git locks, temp files); one line saying what was done, or None. `wait=False` (a
+        command opening the home): when another memdeck is changing the folder right now,
+        nothing is left over to recover, so do not wait for it."""
+        from .leftovers import recover
 
-        with self._lock:
+        if not self.home.memdeck_dir.is_dir() or self.home.memdeck_dir.is_symlink():
+            return None  # memdeck never changed this home: nothing to recover, nothing made
+        if not self.lock.acquire(wait=wait):
+            return None
+        try:
             return recover(self)
+        finally:
+            self.lock.__exit__(None, None, None)
 
     @contextmanager
     def change(self, *, recover: bool = True) -> Iterator[Change]:
         """Hold the home's lock and, after recovery (`recover=False` only for the recovery
         itself), yield the change: its lease, its before and after snapshots."""
-        with self._lock:
+        with self.lock:
             if recover:
                 self.recover()
             yield Change(self)

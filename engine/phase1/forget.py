@@ -6,6 +6,10 @@
 2. Its stage-1 row and job are deleted; phase 2 is enqueued when the row had been used, so
    the next consolidation removes what only this session supported.
 
+Both run as one journaled change (memory_folder/forget_change.py, a switch with no folder to
+switch): a forget killed after the append is finished by the next command, never left
+"disabled" with its raw memory kept.
+
 The append is one `write` on an O_APPEND descriptor. It is refused while the rollout's last
 line is unfinished (Codex is writing it) rather than risk joining two lines. The rollout keeps
 its modification time: a forget is not activity in the session, and Codex (its resume list,
@@ -16,9 +20,9 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..atomic import write_atomic
 from ..codex import jsonfast
@@ -26,8 +30,8 @@ from ..codex.home import CodexHome
 from ..codex.linestream import is_compressed
 from ..codex.pipeline_db import PipelineDB
 from ..codex.rollout import SessionMeta, read_rollout
+from ..crash_points import crash_point
 from ..errors import MemdeckError
-from ..index.sessions import Session
 
 
 @dataclass(frozen=True)
@@ -99,20 +103,22 @@ def append_disabled_meta(path: Path, timestamp: str) -> tuple[Path, int]:
     return path, line_no
 
 
-def forget(home: CodexHome, session: Session, now: float) -> ForgetResult:
-    if not session.id:
-        raise MemdeckError(f"{session.rollout_path} has no thread id; nothing to forget")
-    path = Path(session.rollout_path)
-    already = session.memory_mode == "disabled"
-    line_no = 0
-    if not already:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(now))
-        path, line_no = append_disabled_meta(path, stamp)
+def forget_now(home: CodexHome, plan: dict[str, Any]) -> dict[str, Any]:
+    """The forget itself, as `memory_folder/forget_change.py` plans it (thread, path,
+    already, stamp, now); runs again safely: a rollout already disabled gets no second line,
+    rows already deleted stay deleted. Returns what it did (path, had, enqueued, line_no)."""
+    path, line_no = Path(plan["path"]), 0
+    if not path.exists() and is_compressed(path):
+        path = path.with_name(path.name[: -len(".zst")])  # re-materialised before a crash
+    if not plan["already"] and read_rollout(path).memory_mode != "disabled":
+        path, line_no = append_disabled_meta(path, plan["stamp"])
+    crash_point("forget.appended")
     db = PipelineDB.open(home)
     try:
         row = db.conn.execute("SELECT selected_for_phase2 FROM stage1_outputs "
-                              "WHERE thread_id = ?", (session.id,)).fetchone()
-        had = db.forget_thread(session.id, int(now))
+                              "WHERE thread_id = ?", (plan["thread"],)).fetchone()
+        had = db.forget_thread(plan["thread"], plan["now"])
     finally:
         db.close()
-    return ForgetResult(session.id, str(path), had, bool(row and row[0]), already, line_no)
+    return {"path": str(path), "had": had, "enqueued": bool(row and row[0]),
+            "line_no": line_no}

@@ -1,0 +1,258 @@
+"""The one way the memory folder changes (docs/architecture.md "Changing the memory folder").
+
+Accept, restore, reset, restore-backup, a person's edit or note, and forget all change what
+Codex reads, and most also change rows that must agree with it. Each builds its whole new
+state first, then makes it live through `Switch.commit`:
+
+1. **stage**: the new state of every root it changes is built complete under
+   `memdeck/staging/<id>/` (never inside a root Codex reads; same file system, so a rename
+   can move it);
+2. **journal**: `memdeck/change.journal` says what the change is: the roots, the state each
+   had (`base`) and will have (`new`), the rows to write, the history entry. Written
+   atomically; from here on the change is decided and every command rolls it forward;
+3. **switch**: each staged root is exchanged with the live one in one step (swap.py); the old
+   root is now the staged folder;
+4. **check**: the old root must still be exactly `base`. If someone wrote to it after the
+   change's own checks (an editor, `echo >>`), the switch is undone, the change refused, and
+   what they wrote is kept, as they left it, and recorded in history;
+5. **rows**, **history**, **clean-up**, in that order; each can run again.
+
+`recover` runs the same steps from the journal, so a change killed at any point is finished
+(or, before its journal, forgotten: the staging folder is removed) by whichever command
+opens the home next, under the home's lock (home_lock.py), which tells it no live memdeck is
+still working on them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..atomic import fsync_dir, write_atomic
+from ..crash_points import crash_point
+from ..errors import MemdeckError
+from ..phase2.proposals import root_state
+from .swap import exchange
+from .swap import recover as recover_swap
+from .writer import Change, Lease
+
+JOURNAL = "change.journal"
+STAGING = "staging"
+
+
+class ChangedMeanwhile(MemdeckError):
+    """The memory folder changed while a change ran; nothing of it was applied."""
+
+
+# op -> how its rows are written once its roots are live: (change, finish data, lease or None)
+Finisher = Callable[[Change, dict[str, Any], Lease | None], None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    switched: bool  # False: the new state was the old one; nothing changed
+    commit: str | None  # the history commit of the new state
+
+
+def journal_path(change: Change) -> Path:
+    return change.writer.home.memdeck_dir / JOURNAL
+
+
+def staging_root(change: Change) -> Path:
+    return change.writer.home.memdeck_dir / STAGING
+
+
+class Switch:
+    """One change being built: stage its roots, then `commit`."""
+
+    def __init__(self, change: Change, op: str) -> None:
+        self.change = change
+        self.op = op
+        change.writer.home.ensure_memdeck_dir()
+        change.writer.lock.ensure_across_processes()
+        self.id = uuid.uuid4().hex[:12]
+        self.dir = staging_root(change) / self.id
+        self.dir.mkdir(parents=True)
+        self.roots: list[dict[str, Any]] = []
+
+    def _add(self, root: Path) -> Path:
+        staged = self.dir / root.name
+        base = root_state(root) if root.is_dir() else None
+        self.roots.append({"root": str(root), "staged": str(staged), "base": base})
+        return staged
+
+    def copy_of(self, root: Path, *, only_git: bool = False) -> Path:
+        """A staged copy of `root` (its `.git` too, symlinks as links) to change in place;
+        `only_git`: an otherwise empty folder holding just the root's `.git`."""
+        staged = self._add(root)
+        if root.is_dir() and not only_git:
+            shutil.copytree(root, staged, symlinks=True)
+            return staged
+        staged.mkdir()
+        if (root / ".git").is_dir() and not (root / ".git").is_symlink():
+            shutil.copytree(root / ".git", staged / ".git", symlinks=True)
+        return staged
+
+    def target(self, root: Path) -> Path:
+        """Where to build `root`'s new state (does not exist yet)."""
+        return self._add(root)
+
+    def empty(self, root: Path) -> Path:
+        staged = self._add(root)
+        staged.mkdir()
+        return staged
+
+    def file(self, name: str) -> Path:
+        """A path in the staging folder for data the rows step reads (a backup's rows)."""
+        return self.dir / name
+
+    def discard(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def commit(self, *, origin: str, message: str, trailers: dict[str, str] | None = None,
+               finish: dict[str, Any] | None = None, lease: Lease | None = None,
+               what: str = "") -> Outcome:
+        """Make the staged roots live, then write the rows and the history entry.
+
+        Raises `ChangedMeanwhile` (nothing applied, the outside change kept) when a root
+        changed after it was staged."""
+        for r in self.roots:
+            r["new"] = root_state(Path(r["staged"]))
+        if finish is None and all(r["new"] == r["base"] for r in self.roots):
+            self.discard()
+            return Outcome(False, None)
+        for r in self.roots:  # the common case of an outside change, before anything moved
+            root = Path(r["root"])
+            if (root_state(root) if root.is_dir() else None) != r["base"]:
+                self.discard()
+                raise ChangedMeanwhile(_meanwhile(what or self.op, root))
+        crash_point("switch.staged")
+        data = {"op": self.op, "id": self.id, "dir": str(self.dir), "state": "committed",
+                "roots": self.roots, "finish": finish or {}, "what": what or self.op,
+                "history": {"origin": origin, "message": message,
+                            "trailers": trailers or {}}}
+        write_atomic(journal_path(self.change), json.dumps(data))
+        crash_point("switch.journaled")
+        return complete(self.change, data, lease)
+
+
+def _meanwhile(what: str, root: Path) -> str:
+    return (f"{root.name}/ changed while memdeck was trying to {what} (an edit outside "
+            "memdeck?); that change is kept as it is and recorded in history, and nothing of "
+            f"the {what} was applied; try again")
+
+
+def _state(p: Path) -> str | None:
+    return root_state(p) if p.is_dir() else None
+
+
+def _swap_in(r: dict[str, Any]) -> None:
+    root, staged = Path(r["root"]), Path(r["staged"])
+    if root.is_dir():
+        exchange(root, staged, staged.parent / "swap.journal")
+    else:
+        os.rename(staged, root)  # a root that did not exist: created complete
+        fsync_dir(root.parent)
+
+
+def complete(change: Change, data: dict[str, Any], lease: Lease | None = None) -> Outcome:
+    """Run a journaled change to its end (or undo it when a root changed meanwhile)."""
+    journal = journal_path(change)
+    recover_swap(Path(data["dir"]) / "swap.journal")  # a three-rename swap cut short
+    if data["state"] == "committed":
+        for r in data["roots"]:
+            if Path(r["staged"]).is_dir() and _state(Path(r["staged"])) == r["new"] \
+                    and _state(Path(r["root"])) != r["new"]:
+                _swap_in(r)
+        crash_point("switch.swapped")
+        clash = [r for r in data["roots"]
+                 if r["base"] is not None and _state(Path(r["staged"])) != r["base"]]
+        if clash:
+            data["state"] = "reverting"
+            data["kept"] = {r["root"]: _state(Path(r["staged"])) for r in clash}
+            write_atomic(journal, json.dumps(data))
+    if data["state"] == "reverting":
+        _revert(change, data)
+        first = next(iter(data["kept"]), data["roots"][0]["root"])
+        raise ChangedMeanwhile(_meanwhile(data["what"], Path(first)))
+    _finisher(data["op"])(change, data["finish"], lease)
+    crash_point("switch.rows")
+    h = data["history"]
+    commit = change.after(h["origin"], h["message"], h["trailers"])
+    crash_point("switch.recorded")
+    _clean(change, data)
+    return Outcome(True, commit)
+
+
+def _revert(change: Change, data: dict[str, Any]) -> None:
+    """Put back what someone wrote while the change ran, record it, drop the change."""
+    for r in data["roots"]:
+        root, staged = Path(r["root"]), Path(r["staged"])
+        kept = data["kept"].get(r["root"])
+        if staged.is_dir() and _state(staged) in (kept, r["base"]) and _state(root) != kept:
+            exchange(root, staged, staged.parent / "swap.journal")
+        leftover = _state(staged)
+        if staged.is_dir() and leftover not in (r["new"], r["base"], kept) \
+                and Path(r["root"]) == change.history.root:
+            # lines written into the new folder in the instant it was live: keep them too
+            change.history.snapshot_of(staged, "external",
+                                       "written while memdeck switched the folder")
+    change.before()  # what they wrote, as an outside change
+    _clean(change, data)
+
+
+def _clean(change: Change, data: dict[str, Any]) -> None:
+    shutil.rmtree(data["dir"], ignore_errors=True)
+    journal_path(change).unlink(missing_ok=True)
+    fsync_dir(journal_path(change).parent)
+
+
+def _no_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> None:
+    pass
+
+
+def _finisher(op: str) -> Finisher:
+    if op == "accept":
+        from .accept import finish_rows as accept_rows
+        return accept_rows
+    if op == "restore":
+        from .history import finish_rows as restore_rows
+        return restore_rows
+    if op in ("reset", "restore-backup"):
+        from .backup import finish_rows as backup_rows
+        return backup_rows
+    if op == "forget":
+        from .forget_change import finish_rows as forget_rows
+        return forget_rows
+    return _no_rows  # edits and notes change no rows
+
+
+def recover(change: Change) -> str | None:
+    """Finish the change a killed memdeck left journaled, or clear what it staged before its
+    journal. Returns what was done ("finished <what>", "kept an outside change", "cleared"),
+    None when there was nothing to do. Called under the home's lock."""
+    journal, staging = journal_path(change), staging_root(change)
+    if not journal.exists():
+        if staging.is_dir() and any(staging.iterdir()):
+            shutil.rmtree(staging)
+            return "cleared a change that was never started"
+        return None
+    try:
+        data = json.loads(journal.read_text(encoding="utf-8"))
+        what = str(data["what"])
+    except (ValueError, KeyError, TypeError, OSError):
+        # written atomically before anything moved: a damaged journal means nothing did
+        shutil.rmtree(staging, ignore_errors=True)
+        journal.unlink(missing_ok=True)
+        return "cleared a change that was never started"
+    try:
+        complete(change, data)
+    except ChangedMeanwhile:
+        return f"undid an interrupted {what}: the memory folder had changed meanwhile"
+    return f"finished an interrupted {what}"

@@ -1,0 +1,331 @@
+"""Issue 12, "nothing lost": every change of the memory folder goes through one journaled
+switch, so a memdeck killed (SIGKILL, in its own process) at any named step leaves the folder
+old or new, and the next command of any kind finishes it; a change someone makes meanwhile
+is kept; a killed memdeck's git locks and temp files are cleared."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from crash_run import KILLED, Paused, leftovers, memdeck_argv, run_engine, run_memdeck
+
+from memdeck.engine import Engine, demo_home
+from memdeck.engine.phase2.proposals import root_state
+
+SWITCH_STEPS = ["switch.staged", "switch.journaled", "switch.swapped", "switch.rows",
+                "switch.recorded"]
+ADDED = "- kept: written while memdeck was changing the folder\n"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A demo home after one accepted consolidation: a real folder, history, rows."""
+    h = demo_home(tmp_path / "demo")
+    eng = Engine.open(h)
+    eng.extract(backend="offline")
+    eng.accept(eng.consolidate().id)
+    return h
+
+
+def stage1_count(h: Path) -> int:
+    conn = sqlite3.connect(h / "memories_1.sqlite")
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM stage1_outputs").fetchone()[0])
+    finally:
+        conn.close()
+
+
+@dataclass
+class Op:
+    """One kind of change: how to set it up, run it (argv or an engine call), and whether
+    the home shows its result."""
+
+    prepare: Callable[[Path], dict]
+    run: Callable[[Path, dict, str | None], subprocess.CompletedProcess[str]]
+    done: Callable[[Path, dict], bool]
+
+
+def _restore_prep(h: Path) -> dict:
+    first = Engine.open(h).history()[-1]
+    return {"rev": first.commit, "new": None}
+
+
+def _restore_done(h: Path, ctx: dict) -> bool:
+    return Engine.open(h).history()[0].origin == "restore"
+
+
+def _backup_prep(h: Path) -> dict:
+    eng = Engine.open(h)
+    state, count = root_state(h / "memories"), stage1_count(h)
+    backup = eng.reset().id
+    return {"backup": backup, "state": state, "count": count}
+
+
+def _forget_prep(h: Path) -> dict:
+    eng = Engine.open(h)
+    s = next(s for s in eng.sessions() if s.status == "extracted")
+    return {"id": s.id}
+
+
+def _forget_done(h: Path, ctx: dict) -> bool:
+    s = next(s for s in Engine.open(h).sessions() if s.id == ctx["id"])
+    return s.memory_mode == "disabled"
+
+
+def _edit_prep(h: Path) -> dict:
+    return {"version": Engine.open(h).memory_read("MEMORY.md").version}
+
+
+OPS: dict[str, Op] = {
+    "restore": Op(_restore_prep,
+                  lambda h, c, at: run_memdeck(h, "restore", c["rev"], crash_at=at),
+                  _restore_done),
+    "reset": Op(lambda h: {},
+                lambda h, c, at: run_memdeck(h, "reset", "--yes", crash_at=at),
+                lambda h, c: not (h / "memories" / "MEMORY.md").exists()),
+    "restore-backup": Op(_backup_prep,
+                         lambda h, c, at: run_memdeck(h, "restore-backup", c["backup"],
+                                                      crash_at=at),
+                         lambda h, c: root_state(h / "memories") == c["state"]),
+    "edit": Op(_edit_prep,
+               lambda h, c, at: run_engine(
+                   h, "memory_save('MEMORY.md', open(" + repr(str(h / "memories" / "MEMORY.md"))
+                   + f").read() + {ADDED!r}, {c['version']!r})", crash_at=at),
+               lambda h, c: ADDED in (h / "memories" / "MEMORY.md").read_text()),
+    "note": Op(lambda h: {},
+               lambda h, c, at: run_engine(h, "memory_note('the printer is on floor 3')",
+                                           crash_at=at),
+               lambda h, c: any("floor 3" in p.read_text() for p in
+                                (h / "memories" / "extensions").rglob("*.md"))),
+    "forget": Op(_forget_prep,
+                 lambda h, c, at: run_memdeck(h, "forget", c["id"], crash_at=at),
+                 _forget_done),
+}
+
+
+def _rows_agree(h: Path, name: str, ctx: dict, done: bool) -> None:
+    """The rows that go with the folder are the old or the new ones, as the folder is."""
+    if name == "reset":
+        assert (stage1_count(h) == 0) == done
+    if name == "restore-backup":
+        assert stage1_count(h) == (ctx["count"] if done else 0)
+    if name == "forget":
+        conn = sqlite3.connect(h / "memories_1.sqlite")
+        row = conn.execute("SELECT 1 FROM stage1_outputs WHERE thread_id = ?",
+                           (ctx["id"],)).fetchone()
+        conn.close()
+        assert (row is None) == done
+
+
+@pytest.mark.parametrize("step", SWITCH_STEPS)
+@pytest.mark.parametrize("name", list(OPS))
+def test_a_change_killed_at_any_step_is_old_or_new_and_the_next_command_finishes_it(
+        home: Path, name: str, step: str) -> None:
+    op = OPS[name]
+    ctx = op.prepare(home)
+    before = root_state(home / "memories")
+    killed = op.run(home, ctx, step)
+    assert killed.returncode == KILLED, killed.stderr
+    nxt = run_memdeck(home, "sessions")  # a command that only reads, of any kind
+    assert nxt.returncode == 0, nxt.stderr
+    done = op.done(home, ctx)
+    # once the journal is written the change is decided: it is finished, never half-done
+    assert done == (step != "switch.staged"), (name, step, nxt.stderr)
+    if not done:
+        assert root_state(home / "memories") == before
+    _rows_agree(home, name, ctx, done)
+    assert "recovered:" in nxt.stderr
+    assert leftovers(home) == []
+    again = op.run(home, op.prepare(home) if name != "restore-backup" else ctx, None)
+    assert again.returncode == 0, again.stderr  # and the home works as before
+
+
+# -- item 1: an edit made while a change runs is kept ----------------------------------------
+@pytest.mark.parametrize("step", ["switch.staged", "switch.journaled"])
+def test_a_line_appended_while_accept_runs_is_kept_and_the_accept_refused(
+        home: Path, tmp_path: Path, step: str) -> None:
+    eng = Engine.open(home)
+    eng.memory_note("prefer uv over pip")  # new input for a new consolidation
+    p = eng.consolidate()
+    live = home / "memories" / "MEMORY.md"
+    run = Paused(memdeck_argv(home, "accept", p.id), [step], tmp_path / "pause")
+    run.wait(step)
+    with open(live, "a", encoding="utf-8") as f:  # `echo >> MEMORY.md` meanwhile
+        f.write(ADDED)
+    run.resume(step)
+    code, _, err = run.finish()
+    assert code == 1 and "changed while memdeck was trying to accept" in err, err
+    assert ADDED in live.read_text()  # as the user left it
+    [top, *_] = Engine.open(home).history()
+    assert top.origin == "external"  # and recorded
+    assert [q.status for q in Engine.open(home).proposals() if q.id == p.id] == ["pending"]
+    assert leftovers(home) == []
+
+
+def test_a_line_written_into_the_old_folder_after_the_switch_is_kept(home: Path,
+                                                                     tmp_path: Path) -> None:
+    """A writer that opened MEMORY.md before the switch and writes after it writes into the
+    folder that was switched away: the change is undone and what they wrote is live again."""
+    eng = Engine.open(home)
+    first = eng.history()[-1].commit
+    live = home / "memories" / "MEMORY.md"
+    run = Paused(memdeck_argv(home, "restore", first), ["switch.journaled", "switch.swapped"],
+                 tmp_path / "pause")
+    run.wait("switch.journaled")
+    with open(live, "a", encoding="utf-8") as f:  # opened before the switch
+        run.resume("switch.journaled")
+        run.wait("switch.swapped")
+        f.write(ADDED)  # lands in the old folder, now out of sight
+    run.resume("switch.swapped")
+    code, _, err = run.finish()
+    assert code == 1 and "changed while memdeck was trying to restore" in err, err
+    assert ADDED in live.read_text()
+    assert Engine.open(home).history()[0].origin == "external"
+    assert leftovers(home) == []
+
+
+def test_a_line_written_into_the_new_folder_in_the_instant_it_is_live_is_kept(
+        home: Path, tmp_path: Path) -> None:
+    eng = Engine.open(home)
+    first = eng.history()[-1].commit
+    run = Paused(memdeck_argv(home, "restore", first), ["switch.swapped"], tmp_path / "pause")
+    run.wait("switch.swapped")
+    with open(home / "memories" / "raw_memories.md", "a", encoding="utf-8") as f:
+        f.write(ADDED)  # into the restored folder, before its history entry
+    run.resume("switch.swapped")
+    code, _, err = run.finish()
+    assert code == 0, err
+    assert ADDED in (home / "memories" / "raw_memories.md").read_text()
+    _, patch = Engine.open(home).history_show(Engine.open(home).history()[0].commit)
+    assert ADDED.strip() in patch  # in the result, and in history
+
+
+# -- item 2: git locks a killed memdeck left -------------------------------------------------
+def test_a_stale_history_lock_is_cleared_by_the_next_command(home: Path) -> None:
+    lock = home / "memdeck" / "history.git" / "index.lock"
+    lock.write_text("")
+    r = run_memdeck(home, "history")
+    assert r.returncode == 0, r.stderr
+    assert "removed a stale git lock index.lock" in r.stderr
+    assert not lock.exists()
+    assert run_memdeck(home, "reset", "--yes").returncode == 0
+
+
+def test_a_history_lock_a_live_process_holds_is_named_and_left(home: Path) -> None:
+    lock = home / "memdeck" / "history.git" / "index.lock"
+    holder = subprocess.Popen([sys.executable, "-c", f"f = open({str(lock)!r}, 'w'); "
+                               "print('held', flush=True); import time; time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        r = run_memdeck(home, "reset", "--yes")
+        assert r.returncode == 1
+        assert f"held by a running process (pid {holder.pid}" in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+        assert lock.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    lock.unlink()
+
+
+# -- item 4: nothing is written outside the home ---------------------------------------------
+def test_a_history_that_is_a_file_is_refused_and_nothing_is_made_in_the_cwd(
+        home: Path, tmp_path: Path) -> None:
+    gitdir = home / "memdeck" / "history.git"
+    subprocess.run(["rm", "-rf", str(gitdir)], check=True)
+    gitdir.write_text("not a repository\n")
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    r = subprocess.run(memdeck_argv(home, "history"), cwd=cwd, capture_output=True,
+                       text=True)
+    assert r.returncode == 1 and "is not a folder" in r.stderr, r.stderr
+    assert list(cwd.iterdir()) == []
+    assert gitdir.read_text() == "not a repository\n"
+
+
+def test_a_damaged_history_says_what_to_do(home: Path) -> None:
+    head = home / "memdeck" / "history.git" / "HEAD"
+    head.unlink()
+    r = run_memdeck(home, "history")
+    assert r.returncode == 1
+    assert "history" in r.stderr and "move it aside" in r.stderr
+    assert "internal error" not in r.stderr
+
+
+# -- item 5: safe extraction where tarfile has no filters (Python 3.11.0–3.11.3) ----------
+def test_restore_backup_works_without_tarfile_filters(home: Path, monkeypatch) -> None:
+    import tarfile
+
+    eng = Engine.open(home)
+    state = root_state(home / "memories")
+    backup = eng.reset().id
+    monkeypatch.delattr(tarfile, "data_filter")
+    real = tarfile.TarFile.extractall
+
+    def old_extractall(self, path=".", members=None, *, numeric_owner=False, **kw):
+        if kw:
+            raise TypeError(f"extractall() got an unexpected keyword argument {next(iter(kw))!r}")
+        return real(self, path, members, numeric_owner=numeric_owner)
+
+    monkeypatch.setattr(tarfile.TarFile, "extractall", old_extractall)
+    eng.restore_backup(backup)
+    assert root_state(home / "memories") == state
+
+
+def test_an_unsafe_backup_is_refused_and_changes_nothing(home: Path) -> None:
+    import io
+    import tarfile
+
+    eng = Engine.open(home)
+    backup = eng.backups()[0] if eng.backups() else None
+    assert backup is None
+    eng.reset()
+    [b] = eng.backups()
+    with tarfile.open(b.path, "r:gz") as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None)  # type: ignore[union-attr]
+                   for m in tar.getmembers()]
+    with tarfile.open(b.path, "w:gz") as tar:
+        for m, data in members:
+            tar.addfile(m, io.BytesIO(data) if data is not None else None)
+        evil = tarfile.TarInfo("roots/memories/../../../escaped.txt")
+        evil.size = 4
+        tar.addfile(evil, io.BytesIO(b"evil"))
+    before = root_state(home / "memories")
+    with pytest.raises(Exception, match="damaged or unsafe"):
+        eng.restore_backup(b.id)
+    assert root_state(home / "memories") == before
+    assert not (home.parent / "escaped.txt").exists()
+    assert leftovers(home) == []
+
+
+# -- item 3: a dead memdeck's lease does not block reset ------------------------------------
+def test_a_dead_memdecks_lease_does_not_block_reset(home: Path) -> None:
+    killed = run_memdeck(home, "restore", Engine.open(home).history()[-1].commit,
+                         crash_at="switch.journaled")
+    assert killed.returncode == KILLED
+    conn = sqlite3.connect(home / "memories_1.sqlite")
+    worker = conn.execute("SELECT worker_id, status FROM jobs WHERE job_key = 'global'"
+                          ).fetchone()
+    conn.close()
+    assert worker[1] == "running" and worker[0].startswith("memdeck:")  # its lease stayed
+    r = run_memdeck(home, "reset", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert stage1_count(home) == 0
+
+
+def test_memdeck_never_writes_a_temp_file_into_the_root_it_edits(home: Path) -> None:
+    """A save is written into a staged copy and switched in: the root never holds a
+    half-written file or a temp file, even killed in the middle."""
+    v = Engine.open(home).memory_read("MEMORY.md").version
+    r = run_engine(home, f"memory_save('MEMORY.md', 'x\\n', {v!r})", crash_at="switch.staged")
+    assert r.returncode == KILLED
+    assert [p for p in (home / "memories").rglob("*") if p.name.endswith(".tmp")] == []
+    assert run_memdeck(home, "history").returncode == 0
+    assert leftovers(home) == []
