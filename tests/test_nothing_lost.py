@@ -329,3 +329,27 @@ def test_memdeck_never_writes_a_temp_file_into_the_root_it_edits(home: Path) -> 
     assert [p for p in (home / "memories").rglob("*") if p.name.endswith(".tmp")] == []
     assert run_memdeck(home, "history").returncode == 0
     assert leftovers(home) == []
+
+
+def test_reset_leaves_no_proposal_holding_what_the_model_wrote(home: Path) -> None:
+    from conftest import plant_secret
+
+    plant_secret(home)
+    eng = Engine.open(home)
+    p = eng.consolidate()
+    assert p.secrets  # the token is in the proposal's files
+    assert run_memdeck(home, "reset", "--yes").returncode == 0
+    assert list((home / "memdeck" / "proposals").iterdir()) == []
+    assert [q.status for q in Engine.open(home).proposals() if q.id == p.id] == ["rejected"]
+    assert eng.proposal_diff(p.id) == ""
+
+
+def test_reset_on_a_corrupt_pipeline_db_says_what_to_do(home: Path) -> None:
+    db = home / "memories_1.sqlite"
+    db.write_bytes(b"SQLite format 3\x00" + b"\x13" * 4096)
+    before = root_state(home / "memories")
+    r = run_memdeck(home, "reset", "--yes")
+    assert r.returncode == 1
+    assert "internal error" not in r.stderr and "memories_1.sqlite" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert root_state(home / "memories") == before

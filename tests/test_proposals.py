@@ -78,7 +78,7 @@ def test_reject_keeps_the_record_and_drops_the_workspace(capsys, demo: Path) -> 
     [row] = Engine.open(demo).proposals()
     assert (row.status, row.reason) == ("rejected", "too noisy")
     assert not (demo / "memdeck" / "proposals" / p.id / "workspace").exists()
-    assert "MEMORY.md" in Engine.open(demo).proposal_diff(p.id)
+    assert Engine.open(demo).proposal_diff(p.id) == ""  # what the model wrote is gone too
     code, _, err = run(capsys, "reject", p.id, "--home", str(demo))
     assert code == 1 and "not pending" in err and err.count("\n") == 1
 

@@ -78,9 +78,11 @@ class MemdeckApp(App[None]):
     ]
 
     def __init__(self, engine: Engine, *, watch: bool = False, blink: bool = True,
-                 initial: str = "sessions", home_label: str | None = None) -> None:
+                 initial: str = "sessions", home_label: str | None = None,
+                 notices: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.engine = engine
+        self.notices = notices  # said once the app is up (what opening the home recovered)
         # a trace left for one of its steps (widgets/line_trace.py): esc there comes back
         self.trail: tuple[str, int, str, int] | None = None
         self.watch = watch
@@ -116,6 +118,8 @@ class MemdeckApp(App[None]):
             self.set_keymap(keymap)
         for p in problems:
             self.notify(p, severity="warning", timeout=8)
+        for n in self.notices:
+            self.notify(n, timeout=10)
         self.call_after_refresh(self._activate, self.initial)
         if self.watch and self.initial != "sessions":
             self._watching = True
@@ -443,6 +447,8 @@ def _home_label(engine: Engine) -> str:
 
 
 def run_app(home: str | None) -> int:
+    recovered: list[str] = []
+    Engine.announce = recovered.append  # shown in the app, not on a screen it covers
     engine = Engine.open(home)
-    MemdeckApp(engine, watch=True).run()
+    MemdeckApp(engine, watch=True, notices=tuple(f"recovered: {d}" for d in recovered)).run()
     return 0

@@ -33,6 +33,7 @@ from ..codex.home import CodexHome
 from ..codex.pipeline_snapshot import GLOBAL_KIND, STAGE1_KIND
 from ..crash_points import crash_point
 from ..errors import HomeError, MemdeckError, NotFound
+from ..phase2.proposals import discard_all_proposal_files
 from ..store import connect, describe_sqlite_error
 from ..workers import dead_memdeck_worker
 from .writer import Change, Lease, MemoryFolderWriter
@@ -76,7 +77,8 @@ def _refuse_live_consolidation(path: Path, now: int) -> None:
         finally:
             conn.close()
     except sqlite3.Error as e:
-        raise MemdeckError(describe_sqlite_error(path, e) + "; nothing was reset") from None
+        raise MemdeckError(describe_sqlite_error(path, e) + "; nothing was reset: move it "
+                           "aside (Codex makes a new one), then reset again") from None
     if row and not dead_memdeck_worker(row[0]):
         raise MemdeckError(f"a consolidation is running ({row[0] or 'unknown worker'}, lease "
                            f"until {time.strftime('%H:%M', time.localtime(row[1]))}); "
@@ -242,6 +244,8 @@ def finish_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> 
     for db in finish.get("clear", []):
         if Path(db).exists():
             _write_rows(Path(db), {}, backup=finish.get("backup"))
+    if home.memdeck_db.exists():  # what the model wrote must not outlive the memories
+        discard_all_proposal_files(home, change.writer.store, change.writer.now())
 
 
 def _write_rows(path: Path, tables: dict[str, Any], backup: str | None = None) -> None:

@@ -186,8 +186,22 @@ def complete(change: Change, data: dict[str, Any], lease: Lease | None = None) -
     h = data["history"]
     commit = change.after(h["origin"], h["message"], h["trailers"])
     crash_point("switch.recorded")
+    _keep_late_writes(change, data)
     _clean(change, data)
     return Outcome(True, commit)
+
+
+def _keep_late_writes(change: Change, data: dict[str, Any]) -> None:
+    """Last look at the folders switched away before they are removed: a writer that had a
+    file open across the switch may have written into one since the check; record it."""
+    for r in data["roots"]:
+        staged = Path(r["staged"])
+        if (r["base"] is not None and staged.is_dir() and _state(staged) != r["base"]
+                and Path(r["root"]) == change.history.root):
+            change.history.snapshot_of(staged, "external",
+                                       "written into the folder memdeck replaced")
+            h = data["history"]  # and the live folder again after it
+            change.after(h["origin"], h["message"], h["trailers"])
 
 
 def _revert(change: Change, data: dict[str, Any]) -> None:

@@ -107,3 +107,29 @@ async def test_a_broken_memdeck_config_is_one_line_and_the_app_runs(demo_engine,
         await pilot.pause()
         assert app.active_pane == "history"
     assert cfg.read_bytes() == b'[keymap\n"app.help" = \xff\xfe'  # untouched
+
+
+async def test_opening_a_home_a_killed_memdeck_left_says_what_was_recovered(
+        tmp_path, make_app) -> None:
+    from crash_run import KILLED, run_memdeck
+
+    from memdeck.engine import Engine, demo_home
+
+    home = demo_home(tmp_path / "demo")
+    eng = Engine.open(home)
+    eng.extract(backend="offline")
+    pid = eng.consolidate().id
+    assert run_memdeck(home, "accept", pid, crash_at="switch.swapped").returncode == KILLED
+    said: list[str] = []
+    Engine.announce = said.append  # what run_app does
+    try:
+        engine = Engine.open(home)
+    finally:
+        Engine.announce = None
+    assert said == [f"finished an interrupted accept proposal {pid}"]
+    app = make_app(engine, notices=tuple(f"recovered: {d}" for d in said))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert any(n.message.startswith("recovered: finished an interrupted accept")
+                   for n in app._notifications)
+        assert [p.status for p in engine.proposals()] == ["accepted"]
