@@ -1,8 +1,9 @@
 """The model-call log: one row per model call in memdeck's DB (`model_calls`, migration 2).
 
-Failed calls are logged too, with their one-line error, so `memdeck` can show what a run cost
-and why it stopped. Pass `Store.conn()` (one connection per thread); a row is a single INSERT,
-so it commits on its own or joins the caller's open transaction.
+Failed calls are logged too, with their one-line error (redacted: it quotes the endpoint), so
+`memdeck` can show what a run cost and why it stopped. Pass `Store.conn()` (one connection per
+thread); a row is a single INSERT, so it commits on its own or joins the caller's open
+transaction.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .redact import redact
 from .store import StoreError
 
 _COLUMNS = ("started_at", "backend", "purpose", "prompt_name", "prompt_hash", "model",
@@ -32,7 +34,7 @@ def log_call(conn: sqlite3.Connection, *, backend: str, purpose: str, prompt_nam
     if started_at is None:
         started_at = time.time() - duration_ms / 1000
     if error is not None:
-        error = " ".join(error.split())[:MAX_ERROR_CHARS]
+        error = redact(" ".join(error[: MAX_ERROR_CHARS * 20].split()))[:MAX_ERROR_CHARS]
     values = (started_at, backend, purpose, prompt_name, prompt_hash, model, thread_id,
               int(input_tokens), int(output_tokens), int(duration_ms), error)
     sql = (f"INSERT INTO model_calls ({', '.join(_COLUMNS)}) "
@@ -68,4 +70,6 @@ def recent_calls(conn: sqlite3.Connection, limit: int = 50) -> list[CallRecord]:
             "ORDER BY started_at DESC, id DESC LIMIT ?", (limit,)).fetchall()
     except sqlite3.Error as e:
         raise StoreError(f"cannot read the model-call log: {e}") from None
-    return [CallRecord(*tuple(r)) for r in rows]
+    # a row written before errors were redacted is shown redacted
+    records = [CallRecord(*tuple(r)) for r in rows]
+    return [replace(c, error=redact(c.error)) if c.error else c for c in records]

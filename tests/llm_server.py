@@ -5,7 +5,9 @@ Tests push replies (`server.push(json_reply({...}), rate_limited(1), ...)`) or s
 reply; with nothing scripted the server answers 500 with `x-should-retry: false` and counts it
 in `server.unscripted`, so a missing reply fails loudly instead of hanging. Every request is
 recorded (`server.requests`), `server.latency` delays every reply, and `server.max_in_flight`
-tells how many requests were being served at once.
+tells how many requests were being served at once. `streamed_reply` sends a huge completion
+chunk by chunk (`server.streamed_bytes` tells how much of it went out before the client hung
+up); `status_reply` and `refusal_reply` carry whatever text a test wants echoed back.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from loopback_http import HOST, LoopbackServer
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted answer. `kind`: "chat" | "status" | "raw" | "drop"."""
+    """One scripted answer. `kind`: "chat" | "status" | "raw" | "drop" | "stream"."""
 
     kind: str
     status: int = 200
@@ -38,6 +40,9 @@ class Reply:
     delay: float = 0.0  # seconds to wait before answering (on top of server latency)
     usage: tuple[int, int] = (11, 7)  # prompt_tokens, completion_tokens
     model: str | None = None  # default: echo the requested model
+    stream_size: int = 0  # "stream": this many characters of content, sent chunked
+    stream_chunk: int = 64 * 1024
+    stream_interval: float = 0.0  # seconds between chunks
 
 
 def json_reply(obj: Any, **kw: Any) -> Reply:
@@ -92,6 +97,18 @@ def enormous_reply(size: int = 5 * 1024 * 1024) -> Reply:
     return Reply("chat", message={"role": "assistant", "content": "x" * size})
 
 
+def refusal_reply(text: str, **kw: Any) -> Reply:
+    """The model declines: `refusal` set, no content (what a safety system sends)."""
+    return Reply("chat", message={"role": "assistant", "content": None, "refusal": text}, **kw)
+
+
+def streamed_reply(size: int, *, chunk: int = 64 * 1024, interval: float = 0.0) -> Reply:
+    """A completion whose content is `size` characters, sent with chunked transfer encoding
+    (no Content-Length, so the client cannot refuse it up front) `chunk` bytes at a time,
+    `interval` seconds apart; the server stops writing when the client hangs up."""
+    return Reply("stream", stream_size=size, stream_chunk=chunk, stream_interval=interval)
+
+
 def dropped_connection() -> Reply:
     """Headers and half the promised body, then the socket is closed."""
     return Reply("drop")
@@ -114,6 +131,7 @@ class LLMServer:
     unscripted: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    streamed_bytes: int = 0  # content bytes written by "stream" replies (until the client left)
     _queue: deque[Reply] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _serving: LoopbackServer = field(
@@ -249,6 +267,8 @@ def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, _completion(reply, body), headers=reply.headers)
             elif reply.kind in ("status", "raw"):
                 self._send(reply.status, reply.body, reply.content_type, reply.headers)
+            elif reply.kind == "stream":
+                self._stream(reply, body)
             elif reply.kind == "drop":
                 full = _completion(json_reply({"rollout_summary": "cut"}), body)
                 self.send_response(200)
@@ -261,6 +281,33 @@ def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
             else:
                 raise AssertionError(f"unknown reply kind {reply.kind!r}")
+
+        def _stream(self, reply: Reply, body: Any) -> None:
+            marker = "\u0000CONTENT\u0000"
+            whole = _completion(replace(reply, message={"role": "assistant", "content": marker}),
+                                body).decode()
+            head, tail = whole.split(json.dumps(marker)[1:-1])
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+
+            def put(data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+            put(head.encode())
+            block = b"x" * reply.stream_chunk
+            left = reply.stream_size
+            while left > 0:
+                if reply.stream_interval and server._stop.wait(reply.stream_interval):
+                    self.close_connection = True
+                    return
+                put(block[: min(left, len(block))])
+                with server._lock:
+                    server.streamed_bytes += min(left, len(block))
+                left -= len(block)
+            put(tail.encode())
+            self.wfile.write(b"0\r\n\r\n")
 
     return Handler
 

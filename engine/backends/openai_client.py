@@ -8,9 +8,12 @@ to `max_retries` times with exponential backoff (0.5 s doubling, capped at 8 s, 
 waits exactly `Retry-After` / `retry-after-ms` when the server sends one of at most 120 s (a
 longer one is not retried). tests/test_llm_backend.py checks this against a local server.
 
-The client's parsing is bypassed: the raw body is size-capped and read as plain JSON here, so a
-proxy's HTML page, a non-completion JSON body or a 5 MB reply becomes one clear line instead of
-a half-built pydantic object, and no openai object ever leaves this module.
+The client's parsing is bypassed: the raw body is read as plain JSON here, so a proxy's HTML
+page or a non-completion JSON body becomes one clear line instead of a half-built pydantic
+object, and no openai object ever leaves this module. The body is size-capped as it arrives
+(`_capped_http_client`): a reply over `MAX_BODY_BYTES` is refused by its Content-Length or cut
+off at the cap, so a 200 MB reply never sits in memory. Everything quoted from the endpoint
+goes through `outside_text` (redacted, then cut), and `ModelCallError` redacts its message.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from .replies import (  # re-exported: the backend's public API
     ModelReply,
     ToolCall,
     ToolTurn,
-    one_line,
+    outside_text,
     parse_stage_one_output,
     parse_tool_calls,
     tool_result,
@@ -45,7 +48,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_BASE_URL", "DEFAULT_CONSOLIDATION_MODEL", "DEFAULT_EXTRACT_MODEL",
-    "MAX_BODY_BYTES", "MAX_CONTENT_CHARS", "STAGE_ONE_OUTPUT_SCHEMA", "BackendConfig",
+    "MAX_BODY_BYTES", "MAX_CONTENT_CHARS", "MAX_ERROR_BODY_BYTES", "STAGE_ONE_OUTPUT_SCHEMA",
+    "BackendConfig",
     "ModelCallError", "ModelOutputError", "ModelReply", "OpenAIBackend", "ToolCall", "ToolTurn",
     "build_client", "chat_with_tools", "choose_backend", "extract_json",
     "parse_stage_one_output", "resolve_backend_config", "tool_result",
@@ -60,6 +64,7 @@ DEFAULT_CONSOLIDATION_MODEL = "gpt-6.1-terra"
 # An endpoint without auth (a local llama.cpp / vLLM / Ollama) still needs some bearer value.
 NO_KEY = "no-key"
 MAX_BODY_BYTES = 4 * 1024 * 1024  # whole HTTP body; JSON escaping can inflate content ~6x
+MAX_ERROR_BODY_BYTES = 64 * 1024  # an error's body: only its first line is ever shown
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,102 @@ def build_client(cfg: BackendConfig) -> openai.OpenAI:
     return openai.OpenAI(
         api_key=key, base_url=cfg.url, max_retries=cfg.max_retries,
         timeout=openai.Timeout(cfg.timeout, connect=min(cfg.timeout, 10.0)),
+        http_client=_capped_http_client(),
     )
+
+
+def _capped_http_client() -> Any:
+    """The client's own httpx client (its timeouts, pool limits and redirects), whose
+    transport stops reading a body at the cap: a reply over `MAX_BODY_BYTES` raises
+    `ReplyTooLarge` (an OpenAIError: the client neither retries nor wraps it); an error body is
+    cut at `MAX_ERROR_BODY_BYTES`. Replies are asked for uncompressed; one compressed anyway
+    (gzip, deflate) is decompressed here, under the same cap, so a small bomb cannot expand."""
+    import importlib
+    import zlib
+
+    import openai
+
+    try:
+        httpx: Any = importlib.import_module("httpx2")  # what openai >= 3 is built on
+    except ImportError:  # pragma: no cover - older openai releases use httpx
+        httpx = importlib.import_module("httpx")
+
+    too_large, unreadable = _cap_errors()
+
+    class CappedStream(httpx.SyncByteStream):
+        def __init__(self, inner: Any, limit: int, truncate: bool, gz: bool) -> None:
+            self._inner, self._limit, self._truncate = inner, limit, truncate
+            self._zlib = zlib.decompressobj(wbits=47) if gz else None  # gzip or zlib header
+
+        def __iter__(self) -> Any:
+            seen = 0
+            for chunk in self._inner:
+                if self._zlib is not None:
+                    chunk = self._zlib.decompress(chunk, self._limit - seen + 1)
+                seen += len(chunk)
+                if seen > self._limit:
+                    if not self._truncate:
+                        raise too_large(None)
+                    yield chunk[: len(chunk) - (seen - self._limit)]
+                    return
+                yield chunk
+            if self._zlib is not None and len(rest := self._zlib.flush()) + seen > self._limit:
+                if not self._truncate:
+                    raise too_large(None)
+                rest = rest[: self._limit - seen]
+            if self._zlib is not None and rest:
+                yield rest
+
+        def close(self) -> None:
+            self._inner.close()
+
+    class CappedTransport(httpx.HTTPTransport):
+        def handle_request(self, request: Any) -> Any:
+            request.headers["Accept-Encoding"] = "identity"
+            resp = super().handle_request(request)
+            error = resp.status_code >= 400
+            limit = MAX_ERROR_BODY_BYTES if error else MAX_BODY_BYTES
+            headers = [(k, v) for k, v in resp.headers.multi_items()
+                       if k.lower() not in ("content-encoding", "content-length")]
+            length = resp.headers.get("content-length", "")
+            if not error and length.isdigit() and int(length) > limit:
+                resp.close()
+                raise too_large(int(length))
+            coding = resp.headers.get("content-encoding", "identity").strip().lower()
+            if coding not in ("", "identity", "gzip", "x-gzip", "deflate"):
+                resp.close()
+                raise unreadable(coding)
+            return httpx.Response(resp.status_code, headers=headers, extensions=resp.extensions,
+                                  stream=CappedStream(resp.stream, limit, error,
+                                                      coding not in ("", "identity")))
+
+    limits = getattr(openai, "DEFAULT_CONNECTION_LIMITS", None)
+    transport = CappedTransport(limits=limits) if limits is not None else CappedTransport()
+    return openai.DefaultHttpxClient(transport=transport)
+
+
+_CAP_ERRORS: tuple[Any, Any] | None = None
+
+
+def _cap_errors() -> tuple[Any, Any]:
+    """(ReplyTooLarge, ReplyUnreadable), made on first use: they subclass `openai.OpenAIError`
+    (so the client passes them through untouched) and `openai` is imported late."""
+    global _CAP_ERRORS
+    if _CAP_ERRORS is None:
+        import openai
+
+        class ReplyTooLarge(openai.OpenAIError):
+            def __init__(self, size: int | None) -> None:
+                super().__init__("reply over the cap")
+                self.size = size  # from Content-Length; None when cut off while streaming
+
+        class ReplyUnreadable(openai.OpenAIError):
+            def __init__(self, coding: str) -> None:
+                super().__init__(f"reply in content-encoding {coding}")
+                self.coding = coding
+
+        _CAP_ERRORS = (ReplyTooLarge, ReplyUnreadable)
+    return _CAP_ERRORS
 
 
 def extract_json(client: openai.OpenAI, cfg: BackendConfig, *, system: str,
@@ -169,7 +269,7 @@ def extract_json(client: openai.OpenAI, cfg: BackendConfig, *, system: str,
     usage = {"input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens,
              "duration_ms": turn.duration_ms, "model": turn.model}
     if turn.refusal:
-        raise ModelOutputError(f"{where} refused: {one_line(turn.refusal, 200)}", **usage)
+        raise ModelOutputError(f"{where} refused: {outside_text(turn.refusal, 200)}", **usage)
     text = turn.content or ""
     try:
         parsed = parse(text)
@@ -250,17 +350,28 @@ def _complete(client: openai.OpenAI, cfg: BackendConfig, body: dict[str, Any]) -
         # every worker); the reply is read and checked here either way.
         data = client.post("/chat/completions", body=body, cast_to=bytes)
     except openai.OpenAIError as e:
-        raise _describe(e, cfg, int((time.monotonic() - started) * 1000)) from None
+        ms = int((time.monotonic() - started) * 1000)
+        cap = f"the {MAX_BODY_BYTES // 2**20} MB reply cap"
+        too_large, unreadable = _cap_errors()
+        if isinstance(e, too_large):
+            if e.size is not None:
+                raise ModelOutputError(f"model endpoint {ep} sent a {e.size / 1e6:.1f} MB reply "
+                                       f"(limit {MAX_BODY_BYTES // 2**20} MB): over {cap}, "
+                                       "not read", duration_ms=ms) from None
+            raise ModelOutputError(f"model endpoint {ep} sent a reply larger than {cap}; "
+                                   "memdeck stopped reading it there", duration_ms=ms) from None
+        if isinstance(e, unreadable):
+            raise ModelCallError(f"model endpoint {ep} sent a reply in content-encoding "
+                                 f"{outside_text(e.coding, 40)!r}, which memdeck does not read",
+                                 kind="bad_reply", duration_ms=ms) from None
+        raise _describe(e, cfg, ms) from None
     ms = int((time.monotonic() - started) * 1000)
     log.debug("POST %s/chat/completions: %d bytes in %d ms", ep, len(data), ms)
-    if len(data) > MAX_BODY_BYTES:
-        raise ModelOutputError(f"model endpoint {ep} sent a {len(data) / 1e6:.1f} MB reply "
-                               f"(limit {MAX_BODY_BYTES // 2**20} MB)", duration_ms=ms)
     try:
         obj = json.loads(data)
     except (ValueError, RecursionError):
         raise ModelCallError(f"model endpoint {ep} sent a reply that is not JSON "
-                             f"({one_line(data[:60].decode('utf-8', 'replace'), 60)!r})",
+                             f"({outside_text(data[:4096].decode('utf-8', 'replace'), 60)!r})",
                              kind="bad_reply", duration_ms=ms) from None
     try:
         choice = obj["choices"][0]
@@ -268,7 +379,7 @@ def _complete(client: openai.OpenAI, cfg: BackendConfig, body: dict[str, Any]) -
         assert isinstance(msg, dict)
     except (KeyError, IndexError, TypeError, AssertionError):
         err = obj.get("error") if isinstance(obj, dict) else None
-        what = (f"an error with HTTP 200: {one_line(str(err.get('message')), 160)}"
+        what = (f"an error with HTTP 200: {outside_text(str(err.get('message')), 160)}"
                 if isinstance(err, dict) else "JSON that is not a chat completion "
                 "(no choices[0].message)")
         raise ModelCallError(f"model endpoint {ep} sent {what}", kind="bad_reply",
@@ -325,14 +436,14 @@ def _describe(e: Exception, cfg: BackendConfig, ms: int) -> ModelCallError:
         elif type(cause).__name__ == "RemoteProtocolError":
             what = "closed the connection mid-response"
         else:
-            what = f"could not be reached ({one_line(text, 120)})"
+            what = f"could not be reached ({outside_text(text, 120)})"
         return ModelCallError(f"model endpoint {ep} {what} ({tries})", kind="connection",
                               duration_ms=ms)
     if isinstance(e, openai.APIStatusError):
         code = e.status_code
         body = e.body
         detail = body.get("message") if isinstance(body, dict) else None
-        detail = one_line(str(detail or e.response.text or e.message), 160)
+        detail = outside_text(str(detail or e.response.text or e.message), 160)
         if code == 429:
             wait = e.response.headers.get("retry-after")
             asks = f"; it asks to wait {wait} s" if wait and n < cfg.max_retries else ""
@@ -345,5 +456,5 @@ def _describe(e: Exception, cfg: BackendConfig, ms: int) -> ModelCallError:
                 404: " (check memdeck.base_url and the model name)"}.get(code, "")
         return ModelCallError(f"model endpoint {ep} rejected the request with HTTP {code}"
                               f"{hint}: {detail}", kind="rejected", duration_ms=ms)
-    return ModelCallError(f"model endpoint {ep} failed: {one_line(str(e), 200)}",
+    return ModelCallError(f"model endpoint {ep} failed: {outside_text(str(e), 200)}",
                           kind="client", duration_ms=ms)

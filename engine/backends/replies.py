@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import MemdeckError
+from ..redact import redact
 
 MAX_CONTENT_CHARS = 1024 * 1024  # assistant text or tool arguments, per reply
+OUTSIDE_WINDOW = 1 << 16  # how much of an outside text is redacted before it is cut to a line
 
 
 # -- what a call returns, and how its output is checked ---------------------------------------
@@ -36,7 +38,9 @@ STAGE_ONE_OUTPUT_SCHEMA_V2: dict[str, Any] = {
 
 
 class ModelCallError(MemdeckError):
-    """A model call failed. `str()` is one line naming what happened and where.
+    """A model call failed. `str()` is one line naming what happened and where, redacted:
+    it quotes what the endpoint sent (an error body, a refusal, a key it made up), which is
+    stored (the job's `last_error`, the call log) and printed.
 
     `kind`: timeout | connection | rate_limit | server | rejected | bad_reply | output | client.
     Token counts are filled in when the model answered (and so spent them) but the answer was
@@ -45,7 +49,7 @@ class ModelCallError(MemdeckError):
 
     def __init__(self, message: str, *, kind: str = "client", duration_ms: int = 0,
                  input_tokens: int = 0, output_tokens: int = 0, model: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(redact(message))
         self.kind = kind
         self.duration_ms = duration_ms
         self.input_tokens = input_tokens
@@ -104,8 +108,15 @@ def tool_result(call_id: str, content: str | dict[str, Any]) -> dict[str, Any]:
 
 
 def one_line(text: str, limit: int) -> str:
+    """`text` flattened and cut to `limit` characters (not redacted: see `outside_text`)."""
     flat = " ".join(text[: limit * 4].split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def outside_text(text: str, limit: int) -> str:
+    """Text that came from outside (a server's body, a model's words), redacted and then cut
+    to one line: redacting first, so a cut never leaves the head of a secret unrecognised."""
+    return one_line(redact(text[:OUTSIDE_WINDOW]), limit)
 
 
 def _strict_loads(text: str) -> Any:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MemdeckError
+from ..redact import redact
 from ..store import connect, describe_sqlite_error
 from ..workers import dead_memdeck_worker as _dead_memdeck_worker
 from ..workers import memdeck_worker_id
@@ -235,13 +236,15 @@ class PipelineDB:
             return True
 
     def stage1_failed(self, claim: Claim, now: int, error: str) -> bool:
+        """The job failed; `error` (often the endpoint's own words) is stored redacted."""
+        error = redact(error[:20000])[:2000]
         with self.tx() as c:
             return c.execute(
                 "UPDATE jobs SET status = 'error', lease_until = NULL, finished_at = ?, "
                 "retry_remaining = MAX(retry_remaining - 1, 0), retry_at = ?, last_error = ? "
                 "WHERE kind = ? AND job_key = ? AND status = 'running' AND "
                 "ownership_token = ?",
-                (now, now + JOB_RETRY_DELAY_SECONDS, error[:2000], STAGE1_KIND,
+                (now, now + JOB_RETRY_DELAY_SECONDS, error, STAGE1_KIND,
                  claim.thread_id, claim.token)).rowcount == 1
 
     def _finish(self, claim: Claim, now: int) -> None:

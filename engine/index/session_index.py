@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..codex.home import CodexHome
 from ..codex.line_problems import LEGACY_FORMAT
+from ..redact import redact
 from ..store import Store
 from .scan import ScanState, scan_file, thread_id_from_name
 
@@ -35,9 +36,11 @@ BATCH_FILES = 32
 # What the scanner makes of a file. Bumped when that changes (2: a session_meta without
 # `source` reads as vscode, as Codex reads it; 3: the preview is the user's request, not the
 # VS Code / Desktop wrapper around it; 4: whether the rollout holds a citation tag,
-# `cites_memory`), so that rows written by an older scanner are scanned again once instead of
-# being trusted because the file did not change.
-SCAN_VERSION = "4"
+# `cites_memory`; 5: the preview, the user's first words, is stored redacted), so that rows
+# written by an older scanner are scanned again once instead of being trusted because the file
+# did not change.
+SCAN_VERSION = "5"
+REDACTED_SINCE = 5  # rows of an older scanner may hold a secret in their preview
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,15 +340,26 @@ class SessionIndex:
                 rows = self._rows()
         elif rows is None:
             rows = []
+        return self._indexed(rows)
+
+    def _indexed(self, rows: list[ListedRow]) -> list[IndexedSession]:
+        clean = not rows or self._previews_redacted()
         root = str(self.home.root) + os.sep
         return [
             IndexedSession(
                 r[0], root + r[0], bool(r[1]), r[2], r[3] // 1_000_000_000,
-                r[4] or thread_id_from_name(r[0]), r[5], r[6], r[7], r[8], r[9], r[10] or "",
+                r[4] or thread_id_from_name(r[0]), r[5], r[6], r[7], r[8], r[9],
+                (r[10] or "") if clean else redact(r[10] or ""),
                 r[11] or 0, r[12], r[13], r[14], r[15], r[16],
             )
             for r in rows
         ]
+
+    def _previews_redacted(self) -> bool:
+        """Every row was written by a scanner that stores previews redacted (a refresh
+        rescans all rows of an older one, so the version is the whole table's)."""
+        v = self._scan_version()
+        return v is not None and v.isdigit() and int(v) >= REDACTED_SINCE
 
     def by_thread(self, thread_id: str) -> list[IndexedSession]:
         """The indexed rollouts of one thread (live and archived), by one query: a trace
@@ -359,16 +373,7 @@ class SessionIndex:
                                 (thread_id, f"%{thread_id}%")).fetchall()
         finally:
             conn.row_factory = sqlite3.Row
-        root = str(self.home.root) + os.sep
-        found = [
-            IndexedSession(
-                r[0], root + r[0], bool(r[1]), r[2], r[3] // 1_000_000_000,
-                r[4] or thread_id_from_name(r[0]), r[5], r[6], r[7], r[8], r[9], r[10] or "",
-                r[11] or 0, r[12], r[13], r[14], r[15], r[16],
-            )
-            for r in rows
-        ]
-        return [s for s in found if s.thread_id == thread_id]
+        return [s for s in self._indexed(rows) if s.thread_id == thread_id]
 
     def scan_state(self, rel: str) -> ScanState | None:
         row = self.store.conn().execute("SELECT scan FROM sessions WHERE path = ?",
@@ -389,9 +394,13 @@ def _row(f: RolloutFile, st: ScanState, now: float) -> StoredRow:
     problem = st.file_problem
     if problem is None and st.format == "legacy":
         problem = LEGACY_FORMAT
+    scan = st.to_dict()
+    for key in ("preview_event", "preview_item"):  # the user's first words: a pasted key
+        if scan.get(key):
+            scan[key] = redact(scan[key])
     return (
-        f.rel, int(f.archived), f.size, f.mtime_ns, _dumps(st.to_dict()),
+        f.rel, int(f.archived), f.size, f.mtime_ns, _dumps(scan),
         st.thread_id, st.started_at, st.cwd, st.source, st.memory_mode, st.memory_mode_line,
-        st.preview, st.bad_lines, problem, st.format, st.model, now, st.git_branch,
+        redact(st.preview), st.bad_lines, problem, st.format, st.model, now, st.git_branch,
         int(st.cites_memory),
     )

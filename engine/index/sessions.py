@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from ..clock import parse_iso
@@ -14,6 +15,7 @@ from ..codex.settings import MemoriesConfig
 from ..codex.state_db import StateSnapshot
 from ..errors import NotFound
 from ..formatting import iso_utc
+from ..redact import redact
 from .extract_log import ExtractLog
 from .session_index import IndexedSession
 from .status import StatusFacts, explain
@@ -141,6 +143,9 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
     for row, (mode, origin) in zip(rows, modes, strict=True):
         tid = row.thread_id or ""
         thread = state.threads.get(tid)
+        job = pipeline.stage1_jobs.get(tid)
+        if job is not None and job.last_error:  # Codex's own (or an older memdeck's) words
+            job = replace(job, last_error=redact(job.last_error))
         facts = StatusFacts(
             readable=row.file_problem is None and row.thread_id is not None,
             unreadable_reason=row.file_problem or "no thread id",
@@ -152,7 +157,7 @@ def build_sessions(rows: list[IndexedSession], cfg: MemoriesConfig, pipeline: Pi
             has_user_message=bool(row.preview),
             updated_at=row.updated_at,
             output=pipeline.outputs.get(tid),
-            job=pipeline.stage1_jobs.get(tid),
+            job=job,
             pruned=log.pruned.get(tid),
             logged=log.outcomes.get(tid),
             phase2_rank=ranks.get(tid),

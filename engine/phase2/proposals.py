@@ -234,12 +234,50 @@ def diff_text(home: CodexHome, store: Store, pid: str) -> str:
 
 def reject(home: CodexHome, store: Store, pid: str, reason: str | None,
            now: float) -> Proposal:
+    """Refuse a pending proposal, or what a partial accept left of one. Its folder goes (the
+    workspace, `proposal.diff`, the notes' effects: whatever the model wrote, a token
+    included); the row stays as the record, `rejected`, or `partial` with the reason (what
+    was taken is in memory and history)."""
     p = get(store, pid)
-    if p.status != "pending":
+    if p.status not in ("pending", "partial"):
         raise MemdeckError(f"proposal {p.id} is {p.status}, not pending")
     with store.transaction() as c:
-        c.execute("UPDATE proposals SET status = 'rejected', decided_at = ?, reason = ? "
-                  "WHERE id = ?", (now, reason, p.id))
-    ws = home.proposals_dir / p.id / "workspace"
-    shutil.rmtree(ws, ignore_errors=True)  # the diff stays, as the record of what was refused
+        if p.status == "pending":
+            if c.execute("UPDATE proposals SET status = 'rejected', decided_at = ?, reason = ? "
+                         "WHERE id = ? AND status = 'pending'", (now, reason, p.id)).rowcount != 1:
+                raise MemdeckError(f"proposal {p.id} was decided meanwhile; see `memdeck "
+                                   "proposals`")
+        elif reason:  # decided_at stays the accept's: it says when memory last changed
+            c.execute("UPDATE proposals SET reason = ? WHERE id = ?", (reason, p.id))
+    _remove_files(home, p.id)
     return get(store, p.id)
+
+
+def discard_all_proposal_files(home: CodexHome, store: Store, now: float,
+                               reason: str = "discarded by reset") -> int:
+    """Remove every proposal's folder (for `reset`: what the model wrote must not outlive
+    the memories). Rows stay; a pending one becomes `rejected` with `reason`, since there is
+    nothing left to accept. Folders without a row (a consolidation killed midway) go too.
+    Returns how many folders were removed."""
+    with store.transaction() as c:
+        c.execute("UPDATE proposals SET status = 'rejected', decided_at = ?, reason = ? "
+                  "WHERE status = 'pending'", (now, reason))
+    base = home.proposals_dir
+    if base.is_symlink() or not base.is_dir():
+        return 0
+    removed = 0
+    for child in sorted(base.iterdir()):
+        _remove_files(home, child.name)
+        removed += 1
+    return removed
+
+
+def _remove_files(home: CodexHome, pid: str) -> None:
+    """A proposal's folder, gone; a symlink is removed, never followed."""
+    if not pid or pid in (".", "..") or "/" in pid or os.sep in pid:
+        return  # not a name memdeck gives (a damaged row): nothing outside the folder goes
+    pdir = home.proposals_dir / pid
+    if pdir.is_symlink() or pdir.is_file():
+        pdir.unlink()
+    elif pdir.is_dir():
+        shutil.rmtree(pdir)
