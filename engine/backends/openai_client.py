@@ -11,7 +11,7 @@ longer one is not retried). tests/test_llm_backend.py checks this against a loca
 The client's parsing is bypassed: the raw body is read as plain JSON here, so a proxy's HTML
 page or a non-completion JSON body becomes one clear line instead of a half-built pydantic
 object, and no openai object ever leaves this module. The body is size-capped as it arrives
-(`_capped_http_client`): a reply over `MAX_BODY_BYTES` is refused by its Content-Length or cut
+(capped_http.py): a reply over `MAX_BODY_BYTES` is refused by its Content-Length or cut
 off at the cap, so a 200 MB reply never sits in memory. Everything quoted from the endpoint
 goes through `outside_text` (redacted, then cut), and `ModelCallError` redacts its message.
 """
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..codex.settings import MEMDECK_KEYS, MemoriesConfig, coerce_stored
 from ..errors import ConfigError
+from .capped_http import MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES, cap_errors, capped_http_client
 from .replies import (  # re-exported: the backend's public API
     MAX_CONTENT_CHARS,
     STAGE_ONE_OUTPUT_SCHEMA,
@@ -63,8 +64,6 @@ DEFAULT_EXTRACT_MODEL = "gpt-6-luna"
 DEFAULT_CONSOLIDATION_MODEL = "gpt-6.1-terra"
 # An endpoint without auth (a local llama.cpp / vLLM / Ollama) still needs some bearer value.
 NO_KEY = "no-key"
-MAX_BODY_BYTES = 4 * 1024 * 1024  # whole HTTP body; JSON escaping can inflate content ~6x
-MAX_ERROR_BODY_BYTES = 64 * 1024  # an error's body: only its first line is ever shown
 
 
 @dataclass(frozen=True)
@@ -150,102 +149,8 @@ def build_client(cfg: BackendConfig) -> openai.OpenAI:
     return openai.OpenAI(
         api_key=key, base_url=cfg.url, max_retries=cfg.max_retries,
         timeout=openai.Timeout(cfg.timeout, connect=min(cfg.timeout, 10.0)),
-        http_client=_capped_http_client(),
+        http_client=capped_http_client(),
     )
-
-
-def _capped_http_client() -> Any:
-    """The client's own httpx client (its timeouts, pool limits and redirects), whose
-    transport stops reading a body at the cap: a reply over `MAX_BODY_BYTES` raises
-    `ReplyTooLarge` (an OpenAIError: the client neither retries nor wraps it); an error body is
-    cut at `MAX_ERROR_BODY_BYTES`. Replies are asked for uncompressed; one compressed anyway
-    (gzip, deflate) is decompressed here, under the same cap, so a small bomb cannot expand."""
-    import importlib
-    import zlib
-
-    import openai
-
-    try:
-        httpx: Any = importlib.import_module("httpx2")  # what openai >= 3 is built on
-    except ImportError:  # pragma: no cover - older openai releases use httpx
-        httpx = importlib.import_module("httpx")
-
-    too_large, unreadable = _cap_errors()
-
-    class CappedStream(httpx.SyncByteStream):
-        def __init__(self, inner: Any, limit: int, truncate: bool, gz: bool) -> None:
-            self._inner, self._limit, self._truncate = inner, limit, truncate
-            self._zlib = zlib.decompressobj(wbits=47) if gz else None  # gzip or zlib header
-
-        def __iter__(self) -> Any:
-            seen = 0
-            for chunk in self._inner:
-                if self._zlib is not None:
-                    chunk = self._zlib.decompress(chunk, self._limit - seen + 1)
-                seen += len(chunk)
-                if seen > self._limit:
-                    if not self._truncate:
-                        raise too_large(None)
-                    yield chunk[: len(chunk) - (seen - self._limit)]
-                    return
-                yield chunk
-            if self._zlib is not None and len(rest := self._zlib.flush()) + seen > self._limit:
-                if not self._truncate:
-                    raise too_large(None)
-                rest = rest[: self._limit - seen]
-            if self._zlib is not None and rest:
-                yield rest
-
-        def close(self) -> None:
-            self._inner.close()
-
-    class CappedTransport(httpx.HTTPTransport):
-        def handle_request(self, request: Any) -> Any:
-            request.headers["Accept-Encoding"] = "identity"
-            resp = super().handle_request(request)
-            error = resp.status_code >= 400
-            limit = MAX_ERROR_BODY_BYTES if error else MAX_BODY_BYTES
-            headers = [(k, v) for k, v in resp.headers.multi_items()
-                       if k.lower() not in ("content-encoding", "content-length")]
-            length = resp.headers.get("content-length", "")
-            if not error and length.isdigit() and int(length) > limit:
-                resp.close()
-                raise too_large(int(length))
-            coding = resp.headers.get("content-encoding", "identity").strip().lower()
-            if coding not in ("", "identity", "gzip", "x-gzip", "deflate"):
-                resp.close()
-                raise unreadable(coding)
-            return httpx.Response(resp.status_code, headers=headers, extensions=resp.extensions,
-                                  stream=CappedStream(resp.stream, limit, error,
-                                                      coding not in ("", "identity")))
-
-    limits = getattr(openai, "DEFAULT_CONNECTION_LIMITS", None)
-    transport = CappedTransport(limits=limits) if limits is not None else CappedTransport()
-    return openai.DefaultHttpxClient(transport=transport)
-
-
-_CAP_ERRORS: tuple[Any, Any] | None = None
-
-
-def _cap_errors() -> tuple[Any, Any]:
-    """(ReplyTooLarge, ReplyUnreadable), made on first use: they subclass `openai.OpenAIError`
-    (so the client passes them through untouched) and `openai` is imported late."""
-    global _CAP_ERRORS
-    if _CAP_ERRORS is None:
-        import openai
-
-        class ReplyTooLarge(openai.OpenAIError):
-            def __init__(self, size: int | None) -> None:
-                super().__init__("reply over the cap")
-                self.size = size  # from Content-Length; None when cut off while streaming
-
-        class ReplyUnreadable(openai.OpenAIError):
-            def __init__(self, coding: str) -> None:
-                super().__init__(f"reply in content-encoding {coding}")
-                self.coding = coding
-
-        _CAP_ERRORS = (ReplyTooLarge, ReplyUnreadable)
-    return _CAP_ERRORS
 
 
 def extract_json(client: openai.OpenAI, cfg: BackendConfig, *, system: str,
@@ -352,7 +257,7 @@ def _complete(client: openai.OpenAI, cfg: BackendConfig, body: dict[str, Any]) -
     except openai.OpenAIError as e:
         ms = int((time.monotonic() - started) * 1000)
         cap = f"the {MAX_BODY_BYTES // 2**20} MB reply cap"
-        too_large, unreadable = _cap_errors()
+        too_large, unreadable = cap_errors()
         if isinstance(e, too_large):
             if e.size is not None:
                 raise ModelOutputError(f"model endpoint {ep} sent a {e.size / 1e6:.1f} MB reply "
