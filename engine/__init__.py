@@ -285,10 +285,13 @@ class Engine:
 
     def extract(self, ids: list[str] | None = None, backend: str | None = None,
                 limit: int | None = None, progress: Progress | None = None,
-                cancel: threading.Event | None = None) -> ExtractReport:
+                cancel: threading.Event | None = None,
+                slot_wait: float | None = None) -> ExtractReport:
         """Run phase 1 for eligible sessions, or for the named ones (time rules waived).
         `progress(done, total, result)` is called from the worker threads; setting `cancel`
-        starts nothing more."""
+        starts nothing more. A session that finds every extraction slot held waits for one
+        up to `slot_wait` seconds with nothing coming free (default: phase1/slots.py); the
+        sessions left then, and those past `limit`, are counted in the report."""
         from dataclasses import replace
 
         from .phase1.runner import Phase1Runner, select
@@ -296,11 +299,14 @@ class Engine:
         self.home.require_writable_version()
         listing = self.listing()
         chosen, refused = select(listing.sessions, ids, find_session)
+        past_limit = 0
         if limit is not None:
+            past_limit = max(0, len(chosen) - max(0, limit))
             chosen = chosen[: max(0, limit)]
         runner = Phase1Runner(self.home, self.store, self.clock, self.phase1_backend(backend),
-                              progress=progress, cancel=cancel)
-        return replace(runner.run(chosen, refused), warnings=listing.warnings)
+                              progress=progress, cancel=cancel, slot_wait=slot_wait)
+        return replace(runner.run(chosen, refused), warnings=listing.warnings,
+                       past_limit=past_limit)
 
     def forget(self, key: str) -> ForgetResult:
         """Forget a session as Codex does: memory mode disabled, its raw memory deleted,
@@ -621,7 +627,9 @@ class Engine:
             # the user switched generating memories off: memdeck's own sweep stops too
             auto_extract=lambda: bool(self.config_get("memdeck.auto_extract").value
                                       and self.config_get("generate_memories").value),
-            extract=lambda limit: self.extract(limit=limit), consolidate=self.consolidate)
+            # a round never waits for a slot (the next tick tries again) and stops with it
+            extract=lambda limit: self.extract(limit=limit, cancel=stop, slot_wait=0),
+            consolidate=self.consolidate)
         return Watcher(self.home, actions, on_event, stop, tick, debounce_ms)
 
     # -- what the TUI shows about the home and a proposal ------------------------------

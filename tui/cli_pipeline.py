@@ -55,6 +55,9 @@ def add_parsers(add: Any) -> None:
 
 
 def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    """Exit 0 when every chosen session was done (or had nothing to do), 1 when one failed or
+    was refused, or when sessions remain because no extraction slot came free. Sessions past
+    `--limit` are counted and named on stderr, but they are what the user asked for: exit 0."""
     if args.limit is not None and args.limit < 1:
         from memdeck.tui.cli import UsageError
 
@@ -70,14 +73,18 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         print(file=sys.stderr)
     for w in report.warnings:
         print(f"memdeck: warning: {w}", file=sys.stderr)
+    past_limit = report.past_limit
+    remain = _remaining(report, past_limit, args.limit)
     if args.json:
         print_json({
             "backend": report.backend, "model": report.model, "version": report.version,
             "pipeline_db": report.pipeline_db, "pruned": report.pruned,
             "pruned_threads": list(report.pruned_threads),
             "cancelled": report.cancelled,
+            "remaining": report.remaining + past_limit, "remaining_reason": remain,
             "results": [{"thread_id": r.thread_id, "rollout_path": r.rollout_path,
-                         "outcome": r.outcome, "detail": r.detail} for r in report.results],
+                         "outcome": r.outcome, "detail": r.detail, "remains": r.remains}
+                        for r in report.results],
         })
     else:
         print(f"backend: {BACKEND_LABEL.get(report.backend, report.backend)}, model "
@@ -88,6 +95,8 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         counts = ", ".join(f"{report.count(k)} {k.replace('_', ' ')}" for k in
                            ("extracted", "no_output", "failed", "skipped", "refused")
                            if report.count(k))
+        if report.remaining + past_limit:
+            counts += f"; {report.remaining + past_limit} remain"
         print(counts or "nothing to extract: no session is eligible "
                         "(see `memdeck sessions --status eligible`)")
         if report.pruned:
@@ -96,7 +105,26 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     failed = [r for r in report.results if r.outcome in ("failed", "refused")]
     for r in failed[:1]:
         print(f"memdeck: {r.outcome} {r.thread_id[:8]}: {r.detail}", file=sys.stderr)
-    return 1 if failed else 0
+    if remain:
+        print(f"memdeck: {remain}", file=sys.stderr)
+    return 1 if failed or report.remaining else 0
+
+
+def _remaining(report: Any, past_limit: int, limit: int | None) -> str:
+    """One line: how many sessions remain and why; "" when none does."""
+    waited = report.remaining
+    total = waited + past_limit
+    if not total:
+        return ""
+    noun = "session remains" if total == 1 else "sessions remain"
+    parts = []
+    if past_limit:
+        parts.append(f"{past_limit} past --limit {limit}" if waited else f"--limit {limit}")
+    if waited:
+        why = report.gave_up or next(r.detail for r in report.results if r.remains)
+        parts.append(f"{waited} because {why}" if past_limit else why)
+    return (f"{total} {noun}: {'; '.join(parts)}; run `memdeck extract` again"
+            + (" once those leases end" if waited else ""))
 
 
 def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:

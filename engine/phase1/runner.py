@@ -8,6 +8,13 @@ before it is stored; a failure is recorded with its retry time and never reaches
 Each run first prunes as Codex does; the rows pruned, and each extracted / no-output result,
 are noted in memdeck's DB (index/extract_log.py), since Codex's tables keep no trace of a prune.
 
+A claim refused because the running cap is full, or because another process holds that
+session's lease, is not the end of it: the worker waits for a slot (`SlotWait`) and claims
+again, so a run finishes every session it chose. It gives up only when nothing has come free
+for `slot_wait` seconds while none of this run's own extractions is in flight; the sessions
+left are then reported as remaining (`ExtractResult.remains`), with why. Waiting changes no
+row: leases, retry counts and retry times stay exactly as Codex's rules leave them.
+
 The home's memory version decides the shape (docs/codex-format.md "Phase 1 output"): V1 stores a
 raw memory and a summary and gives "no output" when either is empty; V2 sends the tiered input,
 stores only the summary (`raw_memory = ""`, summary cut to 9,000 bytes) and gives "no output" when
@@ -35,8 +42,9 @@ from ..store import Store
 from .backend import Phase1Backend, Phase1Output
 from .input_v1 import build_input, truncate_bytes
 from .input_v2 import build_input_v2
+from .slots import SlotWait, slot_wait_seconds
 
-CONCURRENCY_LIMIT = 8
+CONCURRENCY_LIMIT = 8  # also the running cap memdeck claims under (docs/codex-format.md)
 V2_SUMMARY_BYTES = 9_000  # Codex cuts a V2 rollout_summary to this after redaction
 NOT_EXTRACTABLE = ("disabled", "polluted", "not_interactive", "archived", "empty",
                    "unreadable")
@@ -51,6 +59,7 @@ class ExtractResult:
     rollout_path: str
     outcome: str  # extracted | no_output | failed | skipped | refused
     detail: str
+    remains: bool = False  # skipped only because no slot came free in time: still to do
 
 
 @dataclass(frozen=True)
@@ -64,9 +73,16 @@ class ExtractReport:
     version: str = "v1"  # the memory version extracted for (its DB is `pipeline_db`)
     warnings: tuple[str, ...] = ()  # about the home, found listing the sessions (the facade's)
     pruned_threads: tuple[str, ...] = ()  # whose raw memory this run's pruning removed
+    gave_up: str = ""  # why the run stopped waiting for a slot ("" when it never did)
+    past_limit: int = 0  # eligible sessions the caller's limit left out (the facade's)
 
     def count(self, outcome: str) -> int:
         return sum(1 for r in self.results if r.outcome == outcome)
+
+    @property
+    def remaining(self) -> int:
+        """Sessions this run chose but could not start: no slot came free in time."""
+        return sum(1 for r in self.results if r.remains)
 
 
 Progress = Callable[[int, int, ExtractResult | None], None]  # None: the start
@@ -99,7 +115,8 @@ class Phase1Runner:
     def __init__(self, home: CodexHome, store: Store, clock: Clock, backend: Phase1Backend,
                  *, concurrency: int = CONCURRENCY_LIMIT,
                  cancel: threading.Event | None = None,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None,
+                 slot_wait: float | None = None) -> None:
         self.home = home
         self.store = store
         self.clock = clock
@@ -107,6 +124,7 @@ class Phase1Runner:
         self.concurrency = max(1, concurrency)
         self.cancel = cancel or threading.Event()
         self.progress = progress
+        self.slots = SlotWait(self.concurrency, slot_wait_seconds(slot_wait), self.cancel)
         self._done = 0
         self._lock = threading.Lock()
         self._local = threading.local()
@@ -145,6 +163,7 @@ class Phase1Runner:
                     results = list(pool.map(lambda s: self._one(s, total), sessions))
                 except BaseException:  # Ctrl-C: start nothing more, do not wait for calls
                     self.cancel.set()
+                    self.slots.wake()
                     pool.shutdown(wait=False, cancel_futures=True)
                     raise
                 pool.shutdown()
@@ -153,7 +172,8 @@ class Phase1Runner:
                 db.close()
         return ExtractReport(self.backend.name, self.backend.model, db_path, len(pruned),
                              tuple(refused) + tuple(results), self.cancel.is_set(),
-                             self.version, pruned_threads=tuple(r.thread_id for r in pruned))
+                             self.version, pruned_threads=tuple(r.thread_id for r in pruned),
+                             gave_up=self.slots.gave_up)
 
     def _note_pruned(self, rows: list[PrunedRow], at: int, days: int) -> None:
         """Codex keeps no trace of pruning; memdeck's DB does, so the status can say
@@ -192,19 +212,40 @@ class Phase1Runner:
         now = lambda: int(self.clock.now())  # noqa: E731
         db = self._db()
         outcome = db.claim_stage1(tid, s.updated_at, now(), self.concurrency)
+        waited = False
+        while outcome.skipped in ("cap", "running"):  # wait for a slot, then claim again
+            waited = True
+            if not self.slots.wait(db, now):
+                if self.cancel.is_set():
+                    return ExtractResult(tid, s.rollout_path, "skipped", "cancelled")
+                return ExtractResult(tid, s.rollout_path, "skipped",
+                                     self.slots.why(db, now(), tid, outcome.skipped), True)
+            outcome = db.claim_stage1(tid, s.updated_at, now(), self.concurrency)
         if outcome.claim is None:
             detail = _SKIPS[outcome.skipped]
             if outcome.skipped == "up_to_date" and s.status == "pruned":
                 detail = f"up to date: {s.reason}"
+            elif outcome.skipped == "up_to_date" and (waited or s.status in ("eligible",
+                                                                             "failed")):
+                detail = "up to date: another process extracted it during this run"
             return ExtractResult(tid, s.rollout_path, "skipped", detail)
-        claim = outcome.claim
+        self.slots.started()
+        try:
+            return self._run_claimed(s, db, outcome.claim)
+        finally:
+            self.slots.released()
+
+    def _run_claimed(self, s: Session, db: PipelineDB, claim: Claim) -> ExtractResult:
+        tid = claim.thread_id
+        now = lambda: int(self.clock.now())  # noqa: E731
         started = time.perf_counter()
         try:
             build = build_input_v2 if self.version == "v2" else build_input
             out = self.backend.extract(build(read_rollout(s.rollout_path)), s)
         except Exception as e:  # noqa: BLE001 - recorded on the job, shown as one line
             failure = e if isinstance(e, MemdeckError) else None
-            error = str(e) if failure is not None else f"{type(e).__name__}: {e}"
+            # redacted here, so what is printed is what is stored (it may quote the model)
+            error = redact(str(e) if failure is not None else f"{type(e).__name__}: {e}")
             self._log(s, started, None, error, failure)
             db.stage1_failed(claim, now(), error)
             return ExtractResult(tid, s.rollout_path, "failed", error)
