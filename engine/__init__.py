@@ -20,6 +20,7 @@ from .codex.settings import SettingValue
 from .codex.state_db import read_threads
 from .errors import ConfigError, HomeError, MemdeckError, NotFound
 from .index.extract_log import read_extract_log
+from .index.scan import not_regular_warning
 from .index.session_index import RefreshStats, SessionIndex
 from .index.sessions import Session, ThreadLabel, build_sessions, find_session
 from .results import Listing, MemoryRows, RolloutProblem, SessionDetail, home_warnings
@@ -214,6 +215,9 @@ class Engine:
         pipeline = read_snapshot(self.home.pipeline_db)
         state = read_threads(self.home.state_db)
         warnings = home_warnings(self.home, self.index, pipeline, state)
+        skipped = not_regular_warning((r.rel, r.file_problem) for r in rows)
+        if skipped:  # a FIFO or a device named like a rollout: never opened, but said
+            warnings += (skipped,)
         log = read_extract_log(self.store.conn(), self.home.memory_version)
         return Listing(build_sessions(rows, self.home.config, pipeline, state,
                                       self.clock.now(), log), warnings)

@@ -353,3 +353,18 @@ def test_reset_on_a_corrupt_pipeline_db_says_what_to_do(home: Path) -> None:
     assert "internal error" not in r.stderr and "memories_1.sqlite" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert root_state(home / "memories") == before
+
+
+def test_a_refused_forget_journals_nothing(home: Path) -> None:
+    """A forget refused for its rollout (no session_meta) leaves no change behind for the
+    next command to retry forever."""
+    eng = Engine.open(home)
+    s = next(s for s in eng.sessions() if s.status == "extracted")
+    path = Path(s.rollout_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(x for x in lines if b'"session_meta"' not in x))
+    r = run_memdeck(home, "forget", s.id)
+    assert r.returncode == 1 and "no session_meta line" in r.stderr, r.stderr
+    assert leftovers(home) == []
+    nxt = run_memdeck(home, "sessions")
+    assert nxt.returncode == 0 and "recovered" not in nxt.stderr

@@ -29,6 +29,9 @@ class CitationEntry:
 class MemoryCitation:
     entries: tuple[CitationEntry, ...]
     rollout_ids: tuple[str, ...]
+    # entry lines Codex's rules drop (no `|note=[…]`, no `:`, a range that is no u32-u32):
+    # counted, so a reader can tell "3 entries" from "3 entries, 2 unreadable lines"
+    skipped_entries: int = 0
 
     @property
     def valid_thread_ids(self) -> tuple[str, ...]:
@@ -129,10 +132,16 @@ def parse_entry(line: str) -> CitationEntry | None:
 def parse_citation_bodies(bodies: list[str]) -> MemoryCitation | None:
     entries: list[CitationEntry] = []
     ids: list[str] = []
+    skipped = 0
     for body in bodies:
         block = _between(body, "<citation_entries>", "</citation_entries>")
         if block is not None:
-            entries.extend(e for e in map(parse_entry, block.splitlines()) if e)
+            for line in block.splitlines():
+                entry = parse_entry(line)
+                if entry is not None:
+                    entries.append(entry)
+                elif line.strip():
+                    skipped += 1
         id_block = _between(body, "<rollout_ids>", "</rollout_ids>")
         if id_block is None:
             id_block = _between(body, "<thread_ids>", "</thread_ids>")
@@ -143,7 +152,7 @@ def parse_citation_bodies(bodies: list[str]) -> MemoryCitation | None:
                     ids.append(rid)
     if not entries and not ids:
         return None
-    return MemoryCitation(tuple(entries), tuple(ids))
+    return MemoryCitation(tuple(entries), tuple(ids), skipped)
 
 
 def parse_message(text: str) -> MemoryCitation | None:

@@ -11,7 +11,9 @@ things about bytes on disk that the rest of memdeck should not have to:
 
 from __future__ import annotations
 
+import fcntl
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol
@@ -22,6 +24,67 @@ MAX_LINE = 16 << 20  # a longer line is skipped (a 50 MB tool output is not a ro
 
 def is_compressed(path: str | os.PathLike[str]) -> bool:
     return str(path).endswith(".zst")
+
+
+# -- opening only regular files ----------------------------------------------------------------
+# A FIFO, socket or device named like a rollout (or config.toml) would block `open()` or
+# `read()` forever, and opening a device can have side effects: memdeck never opens one.
+
+NOT_REGULAR = "not a regular file"  # how every such finding starts (file problems, errors)
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISDIR, "a folder"))
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words ("a FIFO", "a socket", …)."""
+    return next((word for test, word in _KINDS if test(mode)), "a special file")
+
+
+class NotRegularFile(OSError):
+    """`path` (or what its symlink points to) is a FIFO, socket, device or folder."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
+        super().__init__(0, f"{NOT_REGULAR} ({kind})", os.fspath(path))
+        self.kind = kind
+
+
+def open_regular(path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor on `path` if it is a regular file (a symlink to one is followed:
+    Codex follows it too), else `NotRegularFile`; other failures are the usual OSError.
+
+    `stat` first, so a FIFO or device is never opened at all; the open is O_NONBLOCK, so a
+    file swapped for a FIFO between the two calls cannot block it, and `fstat` on the
+    descriptor then proves what was opened. O_NONBLOCK is cleared again for the reads."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFile(path, file_kind(st.st_mode))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(path, file_kind(st.st_mode))
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular_file(path: str | os.PathLike[str]) -> BinaryIO:
+    """`open(path, "rb")` for a regular file only (`open_regular`)."""
+    return os.fdopen(open_regular(path), "rb")
+
+
+def read_regular_bytes(path: str | os.PathLike[str]) -> bytes:
+    """`Path.read_bytes()` for a regular file only (`open_regular`)."""
+    with open_regular_file(path) as f:
+        return f.read()
+
+
+def not_regular_problem(e: NotRegularFile) -> str:
+    """A rollout's file problem for it: the row says what it is and that it was skipped."""
+    return f"{e.strerror}: skipped, never opened"
 
 
 @dataclass
@@ -105,7 +168,7 @@ class _RawReader:
     __slots__ = ("_fd",)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self._fd = open_regular(path)
 
     def read(self, n: int) -> bytes:
         return os.read(self._fd, n)
@@ -120,7 +183,7 @@ class _RawReader:
 def _open(path: str | os.PathLike[str]) -> _Reader:
     if not is_compressed(path):
         return _RawReader(path)
-    return _ZstdReader(open(path, "rb"))  # noqa: SIM115
+    return _ZstdReader(open_regular_file(path))
 
 
 HEAD_BYTES = 4096
@@ -162,6 +225,10 @@ def iter_batches(
         start_offset = 0
     try:
         f = _open(path)
+    except NotRegularFile as e:
+        state.error = not_regular_problem(e)
+        state.end_offset = start_offset
+        return
     except OSError as e:
         state.error = f"cannot open: {e.strerror or e}"
         state.end_offset = start_offset

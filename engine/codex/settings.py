@@ -235,20 +235,45 @@ def _lookup(table: dict[str, Any], spec: KeySpec) -> Any:
     return None
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML file; a missing file is an empty document; a broken one is one clear line."""
+def _read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, None when it is missing; never opens a FIFO or device in its place."""
+    from .linestream import NotRegularFile, read_regular_bytes
+
     try:
-        data = path.read_bytes()
+        return read_regular_bytes(path)
     except FileNotFoundError:
-        return {}
+        return None
+    except NotRegularFile as e:
+        raise ConfigError(f"{path} is {e.kind}, not a regular file: replace it with a plain "
+                          "TOML file (or remove it), then run the command again") from None
     except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def _decode(path: Path, data: bytes) -> str:
     try:
-        return tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path} is not valid UTF-8") from None
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ConfigError(
+            f"{path} is not valid UTF-8 (line {line}, byte {e.start + 1}): Codex reads only "
+            "UTF-8; save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`), then run the command "
+            "again") from None
+
+
+def _parse(path: Path, text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
+    except RecursionError:  # thousands of nested arrays or inline tables
+        raise ConfigError(f"{path} is not valid TOML: nested too deeply") from None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; a missing file is an empty document; a broken one is one clear line."""
+    data = _read_bytes(path)
+    return {} if data is None else _parse(path, _decode(path, data))
 
 
 def load_for_edit(path: Path) -> TOMLDocument:
@@ -256,10 +281,16 @@ def load_for_edit(path: Path) -> TOMLDocument:
     kept; empty when the file is missing. A file `read_toml` refuses is refused here with the
     same error: memdeck never rewrites a file it cannot parse."""
     import tomlkit
+    from tomlkit.exceptions import TOMLKitError
 
-    current = path.read_text(encoding="utf-8") if path.exists() else ""
-    read_toml(path)
-    return tomlkit.parse(current)
+    data = _read_bytes(path)
+    text = "" if data is None else _decode(path, data)
+    _parse(path, text)
+    try:
+        return tomlkit.parse(text)
+    except (TOMLKitError, RecursionError) as e:  # valid TOML tomlkit cannot keep as written
+        raise ConfigError(f"{path}: memdeck cannot edit this file without changing it ({e}); "
+                          "change the setting by hand") from None
 
 
 class SettingsFile:
@@ -275,15 +306,11 @@ class SettingsFile:
         import tomlkit
 
         doc = load_for_edit(self.path)
-        if table is None:
-            container: Any = doc
-        else:
-            container = doc.get(table)
-            if container is None:
-                container = tomlkit.table()
-                doc[table] = container
-            elif not hasattr(container, "__setitem__") or not hasattr(container, "keys"):
-                raise ConfigError(f"{self.path}: `{table}` is not a table; fix it by hand first")
+        container = self._table(doc, table)
+        if container is None:
+            assert table is not None
+            container = tomlkit.table()
+            doc[table] = container
         existing = next((k for k in (spec.name, *spec.aliases) if k in container), spec.name)
         container[existing] = value
         write_atomic(self.path, tomlkit.dumps(doc))
@@ -291,10 +318,11 @@ class SettingsFile:
     def unset(self, table: str | None, spec: KeySpec) -> bool:
         import tomlkit
 
-        if not self.path.exists():
-            return False
         doc = load_for_edit(self.path)
-        container: Any = doc if table is None else doc.get(table)
+        try:
+            container = self._table(doc, table)
+        except ConfigError:  # `memories = true`: no key of the table can be in it
+            return False
         if container is None:
             return False
         removed = False
@@ -305,6 +333,17 @@ class SettingsFile:
         if removed:
             write_atomic(self.path, tomlkit.dumps(doc))
         return removed
+
+    def _table(self, doc: TOMLDocument, table: str | None) -> Any:
+        """The table a key lives in (the document itself for None), None when it is missing;
+        a `table` that is a value or an array of tables is refused, never overwritten."""
+        if table is None:
+            return doc
+        container = doc.get(table)
+        if container is not None and not (hasattr(container, "__setitem__")
+                                          and hasattr(container, "keys")):
+            raise ConfigError(f"{self.path}: `{table}` is not a table; fix it by hand first")
+        return container
 
 
 @dataclass(frozen=True)

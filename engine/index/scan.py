@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,10 +38,12 @@ from ..codex.line_problems import (
 from ..codex.linestream import (
     HEAD_BYTES,
     MAX_LINE,
+    NOT_REGULAR,
     StreamState,
     is_compressed,
     iter_batches,
     looks_binary,
+    open_regular_file,
     read_head,
 )
 
@@ -106,6 +108,22 @@ class ScanState:
             self.problems.append([line_no, kind, message])
 
 
+def not_regular_warning(rows: Iterable[tuple[str, str | None]]) -> str | None:
+    """One line for a listing's warnings, from (path, file problem) of every indexed rollout:
+    the files skipped for not being regular files (a FIFO, a socket, a device), counted, the
+    first one named; None when there is none."""
+    skipped = [(rel, problem) for rel, problem in rows
+               if problem is not None and problem.startswith(NOT_REGULAR)]
+    if not skipped:
+        return None
+    rel, problem = skipped[0]
+    kind = problem[len(NOT_REGULAR):].split(":", 1)[0].strip()  # "(a FIFO)"
+    n = len(skipped)
+    files = "1 file that is" if n == 1 else f"{n} files that are"
+    more = f" and {n - 1} more" if n > 1 else ""
+    return f"skipped {files} not a regular file: {rel} {kind}{more}"
+
+
 def thread_id_from_name(path: str | Path) -> str | None:
     m = _NAME_ID.search(Path(path).name)
     return m.group(1).lower() if m else None
@@ -123,6 +141,10 @@ def scan_file(path: str | os.PathLike[str], prior: ScanState | None = None,
     st = ScanState() if prior is None or compressed else prior.copy()
     if st.offset and not _still_the_same_file(path, st):
         st = ScanState()  # rewritten, not appended: read it all again
+    if 0 < st.offset < HEAD_BYTES and looks_binary(read_head(path)):
+        # the append reached into the head, and the head is what says "binary": the verdict
+        # of one scan of the whole file (fuzzing found `null\n` + `\0\0\n` read two ways)
+        st = ScanState()
     if st.offset == 0:
         st = ScanState(format="jsonl.zst" if compressed else "jsonl")
     st.file_problem = None
@@ -180,7 +202,7 @@ def _remember_head(path: str | os.PathLike[str], st: ScanState) -> None:
 def _still_the_same_file(path: str | os.PathLike[str], st: ScanState) -> bool:
     """An append keeps the bytes already read: the head and the newline at the offset."""
     try:
-        with open(path, "rb") as f:
+        with open_regular_file(path) as f:  # a FIFO in its place: not the same file
             head = f.read(st.head_len)
             f.seek(st.offset - 1)
             last = f.read(1)

@@ -5,11 +5,12 @@ decided together, so a forget killed between them is finished by the next comman
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from ..errors import MemdeckError
 from ..index.sessions import Session
-from ..phase1.forget import ForgetResult, forget_now
+from ..phase1.forget import ForgetResult, check_forgettable, forget_now
 from .switch import Switch
 from .writer import Change, Lease, MemoryFolderWriter
 
@@ -17,6 +18,8 @@ from .writer import Change, Lease, MemoryFolderWriter
 def forget(writer: MemoryFolderWriter, session: Session) -> ForgetResult:
     if not session.id:
         raise MemdeckError(f"{session.rollout_path} has no thread id; nothing to forget")
+    if session.memory_mode != "disabled":
+        check_forgettable(Path(session.rollout_path))  # refused before anything is journaled
     now = writer.now()
     plan: dict[str, Any] = {
         "thread": session.id, "path": session.rollout_path, "now": int(now),

@@ -27,7 +27,7 @@ from typing import Any
 from ..atomic import write_atomic
 from ..codex import jsonfast
 from ..codex.home import CodexHome
-from ..codex.linestream import is_compressed
+from ..codex.linestream import NotRegularFile, is_compressed, open_regular_file
 from ..codex.pipeline_db import PipelineDB
 from ..codex.rollout import SessionMeta, read_rollout
 from ..crash_points import crash_point
@@ -49,7 +49,7 @@ def _materialise(path: Path) -> Path:
     import zstandard
 
     plain = path.with_name(path.name[: -len(".zst")])
-    with open(path, "rb") as src:
+    with open_regular_file(path) as src:
         data = zstandard.ZstdDecompressor().stream_reader(src).read()
     st = path.stat()  # the plain file keeps the compressed one's times and permissions
     write_atomic(plain, data, mode=st.st_mode & 0o7777,
@@ -67,25 +67,39 @@ def disabled_meta_line(first: SessionMeta, timestamp: str) -> bytes:
 
 def _count_lines(path: Path) -> int:
     n = 0
-    with open(path, "rb") as f:
+    with open_regular_file(path) as f:
         while chunk := f.read(1 << 20):
             n += chunk.count(b"\n")
     return n
+
+
+def check_forgettable(path: Path) -> SessionMeta:
+    """Refuse, before anything changes, a rollout whose mode cannot be changed now: not a
+    regular file, no session_meta, a last line still being written. Returns its meta."""
+    try:
+        open_regular_file(path).close()
+    except NotRegularFile as e:
+        raise MemdeckError(f"{path.name} is {e.kind}, not a regular file: memdeck never opens "
+                           "one; nothing was changed") from None
+    except OSError as e:
+        raise MemdeckError(f"cannot read {path.name}: {e.strerror or e}") from None
+    meta = read_rollout(path).meta
+    if meta is None:
+        raise MemdeckError(f"{path.name} has no session_meta line; cannot change its mode")
+    if not is_compressed(path):
+        with open_regular_file(path) as f:
+            f.seek(max(0, path.stat().st_size - 1))
+            if f.read(1) not in (b"\n", b""):
+                raise MemdeckError(f"{path.name} is being written right now (its last line "
+                                   "is unfinished); try again in a moment")
+    return meta
 
 
 def append_disabled_meta(path: Path, timestamp: str) -> tuple[Path, int]:
     """Append the line; returns the (plain) rollout and the appended line's number."""
     if is_compressed(path):
         path = _materialise(path)
-    rollout = read_rollout(path)
-    meta = rollout.meta
-    if meta is None:
-        raise MemdeckError(f"{path.name} has no session_meta line; cannot change its mode")
-    with open(path, "rb") as f:
-        f.seek(max(0, path.stat().st_size - 1))
-        if f.read(1) not in (b"\n", b""):
-            raise MemdeckError(f"{path.name} is being written right now (its last line is "
-                               "unfinished); try again in a moment")
+    meta = check_forgettable(path)
     line = disabled_meta_line(meta, timestamp)
     assert jsonfast.line_type(line.rstrip(b"\n")) == "session_meta"
     before = path.stat()
@@ -110,7 +124,9 @@ def forget_now(home: CodexHome, plan: dict[str, Any]) -> dict[str, Any]:
     path, line_no = Path(plan["path"]), 0
     if not path.exists() and is_compressed(path):
         path = path.with_name(path.name[: -len(".zst")])  # re-materialised before a crash
-    if not plan["already"] and read_rollout(path).memory_mode != "disabled":
+    # a rollout gone since (deleted by the user) has no mode left to change: the rows go
+    if (not plan["already"] and path.exists()
+            and read_rollout(path).memory_mode != "disabled"):
         path, line_no = append_disabled_meta(path, plan["stamp"])
     crash_point("forget.appended")
     db = PipelineDB.open(home)
