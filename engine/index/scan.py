@@ -46,6 +46,7 @@ from ..codex.linestream import (
     open_regular_file,
     read_head,
 )
+from ..redact import redact
 
 MAX_PROBLEMS = 50  # details kept per file; the count is always exact
 PREVIEW_CHARS = 400
@@ -130,7 +131,9 @@ def thread_id_from_name(path: str | Path) -> str | None:
 
 
 def _clip(text: str) -> str:
-    text = " ".join(text[: PREVIEW_CHARS * 2].split())
+    """The preview: redacted before it is cut (a key across the cut would leave a prefix no
+    pattern recognises), over a window wider than any secret runs past the preview."""
+    text = " ".join(redact(text[: PREVIEW_CHARS * 2 + 512]).split())
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
