@@ -3,22 +3,28 @@ consolidation agent, a model with six file tools confined to one workspace folde
 (docs/codex-format.md "The consolidation agent", "Memory tools"), given Codex's consolidation
 prompt.
 
-Paths are relative to the workspace; `..`, absolute paths, hidden components (`.git`) and
-symlinks are refused. Tool errors go back to the model as tool results, never up as
-exceptions. The run stops when the model answers without calling a tool, and fails (one
-line, nothing kept) past a step limit or a byte limit on what it may write.
+Paths follow one rule, phase2/paths.py, for every tool: normalised first, then refused when
+absolute, escaping, hidden (`.git`), through a symlink or outside the workspace; inputs are
+read only and the user's notes are never changed or deleted. Tool errors, whatever the
+arguments, go back to the model as tool results, never up as exceptions. The run stops when
+the model answers without calling a tool, and fails (one line, nothing kept) past a step
+limit or a byte limit on what it may write.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import time
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MemdeckError
+from ..phase2 import paths
 from ..phase2.backend import Phase2Result
+from ..phase2.paths import AgentPath, PathRefused
 from .openai_client import BackendConfig, OpenAIBackend
 
 if TYPE_CHECKING:
@@ -27,10 +33,12 @@ if TYPE_CHECKING:
     from ..codex.memory_layout import SelectedMemory
     from ..store import Store
 
+log = logging.getLogger(__name__)
+
 MAX_STEPS = 60
 MAX_WRITE_BYTES = 4 * 1024 * 1024
 READ_LIMIT = 80_000  # characters returned by one read
-PROTECTED = ("raw_memories.md", "rollout_summaries/")
+SEARCH_HITS = 200
 
 
 class AgentError(MemdeckError):
@@ -57,6 +65,14 @@ TOOLS = [
 ]
 
 
+TOOL_NAMES = tuple(t["function"]["name"] for t in TOOLS)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 @dataclass(frozen=True)
 class AgentRun:
     steps: int
@@ -66,77 +82,139 @@ class AgentRun:
 
 
 class Workspace:
+    """The agent's six tools over one workspace folder. Every path goes through
+    phase2/paths.py (`resolve`, then `check_change` before any change) and every folder is
+    looked into through `paths.walk` / `paths.entries`, which never follow a symlink."""
+
     def __init__(self, root: Path) -> None:
-        self.root = root.resolve()
+        self.root = Path(os.path.realpath(root))
         self.written = 0
 
-    def resolve(self, rel: str | None, *, must_exist: bool = True) -> Path:
-        rel = (rel or ".").strip()
-        pure = PurePosixPath(rel)
-        if pure.is_absolute() or ".." in pure.parts:
-            raise ValueError("paths must stay within the memory folder")
-        if any(part.startswith(".") for part in pure.parts if part != "."):
-            raise ValueError(f"{rel}: not found")
-        path = self.root.joinpath(*[p for p in pure.parts if p != "."])
-        cur = self.root
-        for part in path.relative_to(self.root).parts:
-            cur = cur / part
-            if cur.is_symlink():
-                raise ValueError(f"{rel}: symlinks are not allowed")
-        if must_exist and not path.exists():
-            raise ValueError(f"{rel}: not found")
-        return path
+    def resolve(self, raw: object, *, must_exist: bool = True) -> AgentPath:
+        return paths.resolve(self.root, raw, must_exist=must_exist)
 
-    def call(self, name: str, args: dict[str, Any]) -> str:
-        if name == "list":
-            d = self.resolve(args.get("path"))
-            return json.dumps([p.name + ("/" if p.is_dir() else "") for p in sorted(d.iterdir())
-                               if not p.name.startswith(".") and not p.is_symlink()])
-        if name == "read":
-            lines = self.resolve(args["path"]).read_text(encoding="utf-8").splitlines()
-            start = max(1, int(args.get("line_offset") or 1))
-            text = "\n".join(f"{i}: {ln}" for i, ln in enumerate(lines[start - 1:], start))
-            return text[:READ_LIMIT] + ("\n[truncated]" if len(text) > READ_LIMIT else "")
-        if name == "search":
-            base = self.resolve(args.get("path"))
-            files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if
-                                                         p.is_file() and ".git" not in p.parts)
-            hits = [f"{f.relative_to(self.root)}:{i}: {ln}" for f in files
-                    for i, ln in enumerate(f.read_text(encoding="utf-8", errors="replace")
-                                           .splitlines(), 1)
-                    if any(q in ln for q in args["queries"])]
-            return "\n".join(hits[:200]) or "no matches"
-        rel = str(args.get("path", ""))
-        if any(rel == p or rel.startswith(p) for p in PROTECTED):
-            raise ValueError(f"{rel} is an input of this consolidation; do not change it")
-        if name == "write":
-            path = self.resolve(rel, must_exist=False)
-            self._count(args["content"])
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(args["content"], encoding="utf-8")
-            return "ok"
-        if name == "edit":
-            path = self.resolve(rel)
-            text = path.read_text(encoding="utf-8")
-            if text.count(args["old"]) != 1:
-                raise ValueError(f"`old` occurs {text.count(args['old'])} times in {rel}; "
-                                 "it must occur exactly once")
-            self._count(args["new"])
-            path.write_text(text.replace(args["old"], args["new"]), encoding="utf-8")
-            return "ok"
-        if name == "delete":
-            path = self.resolve(rel)
-            if rel.startswith("extensions/ad_hoc/notes/"):
-                raise ValueError("notes are the user's requests and are never deleted")
-            path.unlink()
-            return "ok"
-        raise ValueError(f"unknown tool {name}")
+    def call(self, name: str, args: object) -> str:
+        """One tool call; PathRefused / ToolArgumentError / OSError for the model to read."""
+        if not isinstance(args, dict):
+            raise ToolArgumentError("arguments must be a JSON object")
+        tool = getattr(self, f"_tool_{name}", None) if name in TOOL_NAMES else None
+        if tool is None:
+            raise ToolArgumentError(f"unknown tool {name!r}; the tools are "
+                                    f"{', '.join(TOOL_NAMES)}")
+        result: str = tool(args)
+        return result
+
+    def _tool_list(self, args: dict[str, Any]) -> str:
+        folder = self.resolve(args.get("path"))
+        if not folder.path.is_dir():
+            paths.regular_file(folder)  # a FIFO or device gets its own reason
+            raise PathRefused(f"{folder.rel} is a file, not a folder; use read")
+        return json.dumps(paths.entries(folder))
+
+    def _tool_read(self, args: dict[str, Any]) -> str:
+        p = paths.regular_file(self.resolve(_required(args, "path")))
+        offset = args.get("line_offset")
+        if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int)):
+            raise ToolArgumentError("line_offset must be an integer")
+        lines = _read_text(p).splitlines()
+        start = max(1, offset or 1)
+        text = "\n".join(f"{i}: {ln}" for i, ln in enumerate(lines[start - 1:], start))
+        return text[:READ_LIMIT] + ("\n[truncated]" if len(text) > READ_LIMIT else "")
+
+    def _tool_search(self, args: dict[str, Any]) -> str:
+        queries = args.get("queries")
+        if isinstance(queries, str):
+            queries = [queries]
+        if (not isinstance(queries, list) or not queries
+                or not all(isinstance(q, str) and q for q in queries)):
+            raise ToolArgumentError("queries must be a list of non-empty strings")
+        base = self.resolve(args.get("path"))
+        if not base.path.is_dir():
+            paths.regular_file(base)
+        hits: list[str] = []
+        for rel, f in paths.walk(base):
+            try:
+                text = paths.read_regular(f).decode("utf-8", errors="replace")
+            except (OSError, PathRefused):
+                continue
+            hits += [f"{rel}:{i}: {ln}" for i, ln in enumerate(text.splitlines(), 1)
+                     if any(q in ln for q in queries)]
+            if len(hits) >= SEARCH_HITS:
+                break
+        return "\n".join(hits[:SEARCH_HITS]) or "no matches"
+
+    def _tool_write(self, args: dict[str, Any]) -> str:
+        p = self.resolve(_required(args, "path"), must_exist=False)
+        content = _text_arg(args, "content")
+        paths.check_change(p, "write")  # also refuses the root itself
+        if p.path.exists() or p.path.is_symlink():
+            paths.regular_file(p)
+        self._count(content)
+        p.path.parent.mkdir(parents=True, exist_ok=True)
+        _write_text(p.path, content)
+        return "ok"
+
+    def _tool_edit(self, args: dict[str, Any]) -> str:
+        p = paths.regular_file(self.resolve(_required(args, "path")))
+        old, new = _text_arg(args, "old"), _text_arg(args, "new")
+        paths.check_change(p, "edit")
+        if not old:
+            raise ToolArgumentError("`old` must not be empty")
+        text = _read_text(p)
+        if text.count(old) != 1:
+            raise ToolArgumentError(f"`old` occurs {text.count(old)} times in {p.rel}; "
+                                    "it must occur exactly once")
+        self._count(new)
+        _write_text(p.path, text.replace(old, new))
+        return "ok"
+
+    def _tool_delete(self, args: dict[str, Any]) -> str:
+        p = self.resolve(_required(args, "path"))
+        paths.check_change(p, "delete")
+        paths.regular_file(p)
+        p.path.unlink()
+        return "ok"
 
     def _count(self, text: str) -> None:
         self.written += len(text.encode("utf-8"))
         if self.written > MAX_WRITE_BYTES:
             raise AgentError(f"the consolidation agent wrote more than "
                              f"{MAX_WRITE_BYTES // 2**20} MiB; stopped")
+
+
+class ToolArgumentError(ValueError):
+    """A tool call's arguments are unusable; the model reads why."""
+
+
+def _required(args: dict[str, Any], key: str) -> object:
+    if key not in args:
+        raise ToolArgumentError(f"`{key}` is required")
+    return args[key]
+
+
+def _text_arg(args: dict[str, Any], key: str) -> str:
+    value = _required(args, key)
+    if not isinstance(value, str):
+        raise ToolArgumentError(f"`{key}` must be a string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolArgumentError(f"`{key}` is not valid Unicode") from None
+    return value
+
+
+def _read_text(p: AgentPath) -> str:
+    try:
+        return paths.read_regular(p.path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise PathRefused(f"{p.rel} is not UTF-8 text") from None
+
+
+def _write_text(path: Path, text: str) -> None:
+    # O_NOFOLLOW: a symlink put there after the check is refused, not written through
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def run_agent(client: openai.OpenAI, cfg: BackendConfig, prompt: str, root: Path,
@@ -162,8 +240,10 @@ def run_agent(client: openai.OpenAI, cfg: BackendConfig, prompt: str, root: Path
                     result = ws.call(call.name, call.arguments)
                 except AgentError:
                     raise
-                except (ValueError, KeyError, TypeError, OSError) as e:
-                    result = f"error: {e}"
+                except Exception as e:  # noqa: BLE001 - whatever the model sends, the run goes on
+                    if not isinstance(e, (ValueError, OSError)):
+                        log.warning("tool %s failed unexpectedly", call.name, exc_info=True)
+                    result = f"error: {_one_line(str(e) or type(e).__name__)}"
             messages.append(tool_result(call.id, result))
     raise AgentError(f"the consolidation agent did not finish within {max_steps} steps; "
                      "nothing was kept")

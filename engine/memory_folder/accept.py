@@ -150,7 +150,7 @@ def _accept(change: Change, pid: str, files: list[str] | None,
         try:
             new = sw.target(root)
             _build(root, ws, new, None if files is None else sorted(chosen), picked)
-            problems = validate_artifacts(new, home.memory_version)
+            problems = validate_artifacts(new, home.memory_version, live=root)
             if problems:
                 raise AcceptRefused(f"accepting {'these files' if files else 'it'} would "
                                     f"leave an invalid memory folder: {problems[0]}")

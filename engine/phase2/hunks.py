@@ -4,6 +4,8 @@ Hunks are difflib's grouped opcodes with three lines of context, the same hunks
 `memdeck diff` prints, numbered per file from 0. Applying a subset takes each chosen hunk's
 new lines and keeps the old lines everywhere else. A hunk names the ad-hoc notes behind it:
 those that added one of its `+` lines or removed one of its `-` lines (phase2/notes.py).
+`note_changes` names the user's note files a proposal would delete or change, which Review
+flags (notes are never deleted: docs/codex-format.md "Extensions and notes").
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .notes import Note, NoteEffect
+from .paths import is_user_note
 
 CONTEXT = 3
 
@@ -94,3 +97,10 @@ def apply_hunks(old: list[str], new: list[str], chosen: set[int]) -> list[str]:
             result += new[j1:j2]
             pos = i2
     return result + old[pos:]
+
+
+def note_changes(files: Iterable[dict[str, str]]) -> list[tuple[str, str]]:
+    """(path, "D" | "M") for each of the user's note files (any spelling of the path,
+    phase2/paths.py `is_user_note`) that a proposal's changed files delete or modify."""
+    return [(f["path"], f["change"]) for f in files
+            if f.get("change") in ("D", "M") and is_user_note(f.get("path"))]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ..codex.home import CodexHome
+from ..codex.memory_layout import SelectedMemory
 from ..codex.pipeline_db import PipelineDB
 from ..errors import HomeError, MemdeckError, NotFound
 from ..index.sessions import Session
@@ -36,6 +37,7 @@ from .workspace import (
     DIFF_FILE,
     copy_root,
     prune_extension_resources,
+    refuse_unsafe_root,
     render_diff_file,
     select_inputs,
     sync_inputs,
@@ -154,7 +156,7 @@ def consolidate(home: CodexHome, store: Store, backend: Phase2Backend,
     by_id = {s.id: s for s in sessions if s.id}
     pid = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now)) + "-" + _random.token_hex(2)
     pdir = home.proposals_dir / pid
-    ws = pdir / "workspace"
+    refuse_unsafe_root(root)  # before anything is made: no proposal folder left behind
     db = PipelineDB.open(home)
     try:
         with db.global_lease(int(now), "consolidate"):
@@ -162,21 +164,30 @@ def consolidate(home: CodexHome, store: Store, backend: Phase2Backend,
                                      cfg.max_unused_days, int(now))
             base = root_state(root)
             pdir.mkdir(parents=True)
-            if root.is_dir():
-                copy_root(root, ws)
-            else:
-                ws.mkdir()
-            sync_inputs(ws, selected, version)
-            prune_extension_resources(ws, now)
-            (ws / DIFF_FILE).write_text(render_diff_file(workspace_diff(ws)), encoding="utf-8")
             try:
-                run = backend.consolidate(ws, selected, now, version)
+                return _build(store, backend, (pid, pdir, root, version), selected, base, now)
             except BaseException:
                 shutil.rmtree(pdir, ignore_errors=True)  # nothing half-made is kept
                 raise
-            (ws / DIFF_FILE).unlink(missing_ok=True)
     finally:
         db.close()
+
+
+def _build(store: Store, backend: Phase2Backend, where: tuple[str, Path, Path, str],
+           selected: list[SelectedMemory], base: str, now: float) -> Proposal | None:
+    """The proposal's workspace, the agent's run in it, its diff and its row; `where` is
+    (id, proposal folder, live root, memory version)."""
+    pid, pdir, root, version = where
+    ws = pdir / "workspace"
+    if root.is_dir():
+        copy_root(root, ws)
+    else:
+        ws.mkdir()
+    sync_inputs(ws, selected, version)
+    prune_extension_resources(ws, now)
+    (ws / DIFF_FILE).write_text(render_diff_file(workspace_diff(ws)), encoding="utf-8")
+    run = backend.consolidate(ws, selected, now, version)
+    (ws / DIFF_FILE).unlink(missing_ok=True)
     files = changed_files(root, ws)
     if not files:
         shutil.rmtree(pdir)
@@ -185,7 +196,7 @@ def consolidate(home: CodexHome, store: Store, backend: Phase2Backend,
     (pdir / "proposal.diff").write_text(diff, encoding="utf-8")
     save_effects(pdir, run.notes)  # which note caused which line (phase2/notes.py)
     p = Proposal(pid, now, "pending", backend.name, run.model, [m.thread_id for m in selected],
-                 files, base, _added_secrets(diff), validate_artifacts(ws, version),
+                 files, base, _added_secrets(diff), validate_artifacts(ws, version, live=root),
                  version=version)
     with store.transaction() as c:
         c.execute("INSERT INTO proposals (id, created_at, status, backend, model, threads, "

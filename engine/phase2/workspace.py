@@ -3,7 +3,8 @@
 Everything here works on a folder that holds a copy of the memory root: selecting the inputs,
 syncing `rollout_summaries/` and `raw_memories.md`, pruning old extension resources, the
 workspace diff against Codex's baseline commit (read through a throwaway git index so the
-folder's own index is never touched), `phase2_workspace_diff.md`, and validation.
+folder's own index is never touched), `phase2_workspace_diff.md`, and validation (symlinks
+and special files anywhere are problems, and so is a lost user note).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -148,11 +150,15 @@ def render_diff_file(diff: WorkspaceDiff) -> str:
     return "\n".join(out)
 
 
-def validate_artifacts(root: Path, version: str = "v1") -> list[str]:
+def validate_artifacts(root: Path, version: str = "v1", live: Path | None = None) -> list[str]:
     """docs/codex-format.md "Validation". Returns the problems; an empty list means valid.
-    Symlinks are problems (Codex deletes them and fails)."""
-    problems = [f"symlink {p.relative_to(root)}" for p in root.rglob("*")
-                if p.is_symlink() and ".git" not in p.relative_to(root).parts]
+    Symlinks are problems (Codex deletes them and fails). Given the `live` root the result
+    replaces, a user's note it deletes or changes is a problem too (notes are never deleted:
+    docs/codex-format.md "Extensions and notes")."""
+    problems = [f"{'symlink' if kind == 'symlink' else 'not a regular file:'} {rel}"
+                for rel, kind in unsafe_entries(root)]
+    if live is not None:
+        problems += note_losses(live, root)
     summary = root / "memory_summary.md"
     if not summary.is_file():
         problems.append("memory_summary.md is missing")
@@ -174,7 +180,79 @@ def validate_artifacts(root: Path, version: str = "v1") -> list[str]:
     return problems
 
 
+def unsafe_entries(root: Path) -> list[tuple[str, str]]:
+    """(path, "symlink" | "special") for every symlink, and everything that is neither a
+    regular file nor a folder (a FIFO, a socket, a device), under `root`, `.git` folders
+    aside. Symlinks are never followed, so a folder symlink is one entry."""
+    found: list[tuple[str, str]] = []
+
+    def visit(folder: Path, prefix: str) -> None:
+        try:
+            with os.scandir(folder) as it:
+                items = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return
+        for e in items:
+            if e.name == ".git":
+                continue
+            rel = prefix + e.name
+            try:
+                mode = e.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode):
+                found.append((rel, "symlink"))
+            elif stat.S_ISDIR(mode):
+                visit(folder / e.name, rel + "/")
+            elif not stat.S_ISREG(mode):
+                found.append((rel, "special"))
+
+    visit(root, "")
+    return found
+
+
+def refuse_unsafe_root(root: Path) -> None:
+    """One line (HomeError) when the live root holds a symlink or a special file: Codex
+    deletes symlinks and fails its phase 2, a FIFO would hang the copy, and a workspace that
+    left them out would propose deleting them."""
+    from ..errors import HomeError
+
+    bad = unsafe_entries(root) if root.is_dir() else []
+    if not bad:
+        return
+    rel, kind = bad[0]
+    what = "is a symlink" if kind == "symlink" else "is not a regular file or folder"
+    more = f" ({len(bad) - 1} more such entr{'y' if len(bad) == 2 else 'ies'})" \
+        if len(bad) > 1 else ""
+    raise HomeError(f"cannot consolidate: {root / rel} {what}{more}; Codex refuses these in "
+                    "the memory folder; move it out and consolidate again")
+
+
+def note_losses(live: Path, new: Path) -> list[str]:
+    """The user's notes (phase2/paths.py `is_user_note`) in `live` that `new` deletes or
+    changes."""
+    from .notes import NOTES_PREFIX
+    from .paths import is_user_note
+
+    out: list[str] = []
+    folder = live / NOTES_PREFIX
+    if not folder.is_dir() or folder.is_symlink():
+        return out
+    for f in sorted(folder.rglob("*")):
+        rel = f.relative_to(live).as_posix()
+        if f.is_symlink() or not f.is_file() or not is_user_note(rel):
+            continue
+        other = new / rel
+        if other.is_symlink() or not other.is_file():
+            out.append(f"deletes the user's note {rel}")
+        elif other.read_bytes() != f.read_bytes():
+            out.append(f"changes the user's note {rel}")
+    return out
+
+
 def copy_root(src: Path, dest: Path) -> None:
-    """A workspace copy of the live root, `.git` included, symlinks kept as links (so that
-    validation can see and refuse them)."""
+    """A workspace copy of the live root, `.git` included. A live root that holds a symlink or
+    a special file outside `.git` is refused first (`refuse_unsafe_root`), before anything
+    is created at `dest`."""
+    refuse_unsafe_root(src)
     shutil.copytree(src, dest, symlinks=True)
