@@ -368,3 +368,29 @@ def test_a_refused_forget_journals_nothing(home: Path) -> None:
     assert leftovers(home) == []
     nxt = run_memdeck(home, "sessions")
     assert nxt.returncode == 0 and "recovered" not in nxt.stderr
+
+
+def test_a_reset_killed_writing_its_backup_changes_nothing_and_leaves_no_temp_file(
+        home: Path) -> None:
+    before, count = root_state(home / "memories"), stage1_count(home)
+    killed = run_memdeck(home, "reset", "--yes", crash_at="backup.writing")
+    assert killed.returncode == KILLED
+    assert list((home / "memdeck" / "backups").glob(".*.tmp"))  # the archive cut short
+    nxt = run_memdeck(home, "backups")
+    assert nxt.returncode == 0 and "removed 1 unfinished backup file" in nxt.stderr
+    assert "no backups" in nxt.stdout.lower() or nxt.stdout.strip() == ""
+    assert (root_state(home / "memories"), stage1_count(home)) == (before, count)
+    assert leftovers(home) == []
+
+
+def test_a_forget_killed_after_its_append_deletes_the_raw_memory_next_time(home: Path) -> None:
+    s = next(s for s in Engine.open(home).sessions() if s.status == "extracted")
+    killed = run_memdeck(home, "forget", s.id, crash_at="forget.appended")
+    assert killed.returncode == KILLED
+    nxt = run_memdeck(home, "memories", "--json")
+    assert f"finished an interrupted forget session {s.id}" in nxt.stderr
+    assert s.id not in nxt.stdout
+    again = next(x for x in Engine.open(home).sessions() if x.id == s.id)
+    assert again.memory_mode == "disabled"
+    lines = Path(again.rollout_path).read_text().splitlines()
+    assert sum('"memory_mode":"disabled"' in x for x in lines) == 1  # appended once
