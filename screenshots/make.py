@@ -4,8 +4,8 @@ and save SVG screenshots here (plus the command line's two views).
     .venv/bin/python screenshots/make.py
 
 The app runs headless at 120×36 with Textual's Pilot, waits for its workers, and calls
-`app.save_screenshot`. The demo home is built at a fixed time so the pictures only change
-when the app does.
+`app.save_screenshot`. The demo home is built at a fixed time and a fixed path
+($TMPDIR/memdeck-screenshots, removed after) so the pictures only change when the app does.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -59,6 +60,11 @@ async def shoot_app(engine: Engine) -> list[str]:
         table.cursor = next(i for i, s in enumerate(table.rows) if "checkout" in s.preview)
         await pilot.press("m")
         await save("app-1-said-remembered")
+        # the raw memory column scrolled to the v1 row's rollout summary under it
+        raw = app.screen.query_one("#sr-raw")
+        raw.focus()
+        raw.scroll_end(animate=False)
+        await save("app-1-said-remembered-summary")
         await pilot.press("escape")
         await pilot.press("enter")  # back in the transcript, as the next shot expects
         await settle(pilot)
@@ -114,14 +120,20 @@ def main() -> None:
     os.environ["TEXTUAL_ANIMATIONS"] = "none"
     stamp = f"@{int(AT)} +0000"
     os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = stamp
-    with tempfile.TemporaryDirectory() as tmp:
+    # a fixed place, not a random temp dir: the home's path shows in MEMORY.md's bullets
+    # and the transcript's header, so the pictures change only when the app does
+    tmp = Path(tempfile.gettempdir()) / "memdeck-screenshots"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
         clock = FixedClock(AT)
-        home = demo_home(Path(tmp) / "demo-codex-home", clock)
+        home = demo_home(tmp / "demo-codex-home", clock)
         for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
             os.environ.pop(var, None)
-        os.environ["XDG_DATA_HOME"] = os.environ["XDG_CONFIG_HOME"] = str(Path(tmp) / "xdg")
+        os.environ["XDG_DATA_HOME"] = os.environ["XDG_CONFIG_HOME"] = str(tmp / "xdg")
         saved = shoot_cli(Engine.open(home, clock=clock))
         saved += asyncio.run(shoot_app(Engine.open(home, clock=clock)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     print("wrote", ", ".join(saved))
 
 

@@ -5,6 +5,7 @@ to each message and raw line (docs/architecture.md "The read path")."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -103,6 +104,28 @@ def test_a_consolidated_session_shows_its_memory_md_block_and_verdicts(capsys, d
     assert "(not counted in the verdicts)" in fed_part
 
 
+def test_a_v1_row_shows_its_rollout_summary_beside_the_raw_memory(capsys, demo) -> None:
+    """A v1 stage-1 row keeps a raw memory and a rollout summary: both are shown, the summary
+    with its verdicts but out of the counts (they would count the shared lines twice)."""
+    tid = demo_id(demo, CHECKOUT)
+    r = remembered_json(capsys, demo, tid)
+    assert r["version"] == "v1" and r["raw_memory"].startswith("---\ndescription:")
+    summary = [x["text"] for x in r["summary_lines"]]
+    assert summary[0] == "# Checkout tests" and r["rollout_summary"].startswith(summary[0])
+    assert summary == [x for x in r["rollout_summary"].splitlines() if x.strip()]
+    signals = next(x for x in r["summary_lines"] if x["text"].startswith("- Preference"))
+    assert signals["verdict"]["verdict"] == "kept"
+    assert r["counts"] == {"kept": 10, "reworded": 0, "dropped": 0}  # said + raw lines only
+
+    assert main(["remembered", tid, "--home", str(demo)]) == 0
+    raw_part = capsys.readouterr().out.split("\n\n")[2]
+    raw_lines, _, summary_part = raw_part.partition(
+        "\n  rollout summary (memory v1 keeps it beside the raw memory)\n")
+    assert raw_lines.startswith("raw memory\n") and "[kept] 11: - user said:" in raw_lines
+    assert summary_part.startswith("  [kept] 1: # Checkout tests  (")
+    assert "[kept] 7: - Preference signals: The checkout tests fail." in summary_part
+
+
 def test_a_session_without_raw_memory_says_why(capsys, demo: Path) -> None:
     recent = demo_id(demo, TOO_RECENT)
     r = remembered_json(capsys, demo, recent)
@@ -117,7 +140,9 @@ def test_a_session_without_raw_memory_says_why(capsys, demo: Path) -> None:
     assert r["counts"] == {"kept": 0, "reworded": 0, "dropped": 2}
 
     pruned = remembered_json(capsys, demo, demo_id(demo, PRUNED))
-    assert pruned["raw_note"].startswith("no raw memory: pruned: pruned 2026-11-24: unused")
+    # the demo is built relative to today: the prune's date moves with it
+    assert re.match(r"no raw memory: pruned: pruned \d{4}-\d\d-\d\d: unused for ",
+                    pruned["raw_note"])
 
     assert main(["remembered", recent, "--home", str(demo)]) == 0
     out = capsys.readouterr().out
@@ -195,17 +220,12 @@ def test_a_cjk_session_keeps_drops_and_rewords(capsys, home) -> None:
 
 # -- a v2 root -------------------------------------------------------------------------------
 def test_a_v2_root_feeds_the_summary_bullet_and_the_rollout_summary(capsys, home) -> None:
+    from tests.test_trace import v2_root
+
     stem = "2026-11-22T09-00-00-Qq7w-deploy"
-    root = home.root / "memories_v2"
-    (root / "rollout_summaries").mkdir(parents=True)
-    (root / "memory_summary.md").write_text(
-        "v1\n\n## User Profile\n- Ships from Windows.\n\n## User preferences\n\n"
-        "## General Tips\n\n## What's in Memory\n### shop\n#### 2026-11-22\n"
-        f"- rollout_summaries/{stem}.md — deploys go through deploy.ps1, never on Fridays; "
-        f"thread_id={WIN}\n", encoding="utf-8")
-    (root / "rollout_summaries" / f"{stem}.md").write_text(
-        f"thread_id: {WIN}\nupdated_at: 2026-11-22T09:00:00+00:00\ncwd: D:\\work\\shop\n\n"
-        "# Deploys\n- deploy with deploy.ps1 from D:\\work\\shop\n", encoding="utf-8")
+    v2_root(home.root, WIN, stem, "deploys go through deploy.ps1, never on Fridays",
+            f"thread_id: {WIN}\nupdated_at: 2026-11-22T09:00:00+00:00\ncwd: D:\\work\\shop\n\n"
+            "# Deploys\n- deploy with deploy.ps1 from D:\\work\\shop\n")
     home.write(f"rollout-2026-11-22T09-00-00-{WIN}.jsonl", rollout(
         WIN, "2026-11-22T09:00:00", "D:\\work\\shop", [
             ("user", "How do we deploy? Use deploy.ps1 and never deploy on Fridays."),
@@ -216,6 +236,7 @@ def test_a_v2_root_feeds_the_summary_bullet_and_the_rollout_summary(capsys, home
     r = remembered_json(capsys, home.root, WIN)
     assert r["version"] == "v2" and r["root"].endswith("memories_v2")
     assert r["raw_memory"] == "" and r["rollout_summary"].startswith("# Deploys")
+    assert r["summary_lines"] == []  # the summary is the raw memory: shown once
     # v2 keeps no raw memory: its summary is the raw memory
     assert [x["text"] for x in r["raw_lines"]] == ["# Deploys",
                                                    "- deploy with deploy.ps1 from D:\\work\\shop"]

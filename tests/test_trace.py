@@ -306,19 +306,25 @@ def test_cjk_exact_phrase_needs_eight_characters() -> None:
 
 
 # -- a v2 root -------------------------------------------------------------------------------
-def test_a_v2_summary_bullet_links_to_its_rollout_summary(capsys, home) -> None:
-    stem = "2026-11-22T09-00-00-Qq7w-deploy"
-    root = home.root / "memories_v2"
+def v2_root(home_root: Path, tid: str, stem: str, topic: str, summary_file: str) -> Path:
+    """A v2 memory root: memory_summary.md whose one topic bullet (line 13) names the rollout
+    summary file `stem` and the thread, and that file."""
+    root = home_root / "memories_v2"
     (root / "rollout_summaries").mkdir(parents=True)
     (root / "memory_summary.md").write_text(
         "v1\n\n## User Profile\n- Ships from Windows.\n\n## User preferences\n\n"
         "## General Tips\n\n## What's in Memory\n### shop\n#### 2026-11-22\n"
-        f"- rollout_summaries/{stem}.md — deploys go through deploy.ps1 on Fridays never; "
-        f"thread_id={WIN}\n", encoding="utf-8")
-    (root / "rollout_summaries" / f"{stem}.md").write_text(
-        f"thread_id: {WIN}\nupdated_at: 2026-11-22T09:00:00+00:00\n"
-        f"rollout_path: C:\\Users\\dev\\.codex\\sessions\\x.jsonl\ncwd: D:\\work\\shop\n\n"
-        "# Deploys\n- use deploy.ps1\n", encoding="utf-8")
+        f"- rollout_summaries/{stem}.md — {topic}; thread_id={tid}\n", encoding="utf-8")
+    (root / "rollout_summaries" / f"{stem}.md").write_text(summary_file, encoding="utf-8")
+    return root
+
+
+def test_a_v2_summary_bullet_links_to_its_rollout_summary(capsys, home) -> None:
+    stem = "2026-11-22T09-00-00-Qq7w-deploy"
+    v2_root(home.root, WIN, stem, "deploys go through deploy.ps1 on Fridays never",
+            f"thread_id: {WIN}\nupdated_at: 2026-11-22T09:00:00+00:00\n"
+            f"rollout_path: C:\\Users\\dev\\.codex\\sessions\\x.jsonl\ncwd: D:\\work\\shop\n\n"
+            "# Deploys\n- use deploy.ps1\n")
     home.write(f"rollout-2026-11-22T09-00-00-{WIN}.jsonl", rollout(
         WIN, "2026-11-22T09:00:00", "D:\\work\\shop", [
             ("user", "How do we deploy?"), ("call", "Get-Content deploy.ps1"),

@@ -27,6 +27,11 @@ def _indented(text: str) -> list[str]:
     return [INDENT + line for line in text.splitlines()] or [INDENT]
 
 
+def _verdict_lines(lines: Any) -> list[str]:
+    return [f"  {_mark(x.verdict)} {x.line}: {x.text.strip()}  ({x.verdict.note})"
+            for x in lines]
+
+
 def cmd_remembered(args: argparse.Namespace) -> int:
     from memdeck.engine import Engine
     from memdeck.tui.cli import _print_json
@@ -57,9 +62,10 @@ def print_said_remembered(r: Any) -> None:
                            if r.raw_memory == "" and r.rollout_summary else "")]
     if r.raw_note:
         raw.append(f"  {r.raw_note}")
-    for line in r.raw_lines:
-        raw.append(f"  {_mark(line.verdict)} {line.line}: {line.text.strip()}  "
-                   f"({line.verdict.note})")
+    raw += _verdict_lines(r.raw_lines)
+    if r.summary_lines:  # v1 keeps both; v2's summary is the raw memory above
+        raw.append(f"  rollout summary (memory {r.version} keeps it beside the raw memory)")
+        raw += _verdict_lines(r.summary_lines)
     fed = ["fed today"]
     if r.fed_note:
         fed.append(f"  {r.fed_note}")

@@ -137,7 +137,7 @@ class HistoryVersions:
     def at_commit(self, commit: str) -> Version:
         v = self._versions.get(commit)
         if v is None:
-            text = _blob(self.gitdir, commit, self.path)
+            text = file_at(self.gitdir, commit, self.path)
             if text is None:  # the file was not in that state: count against today's text
                 v = self.identity
             else:
@@ -153,7 +153,8 @@ class HistoryVersions:
         return sum(1 for v in self._versions.values() if v.commit is not None)
 
 
-def _git(gitdir: Path, *args: str, data: bytes | None = None) -> bytes | None:
+def git_output(gitdir: Path, *args: str, data: bytes | None = None) -> bytes | None:
+    """What `git --git-dir=GITDIR ARGS` prints, None when it fails (no history, no git)."""
     try:
         r = subprocess.run(["git", f"--git-dir={gitdir}", *args], input=data,
                            capture_output=True, timeout=60,
@@ -168,7 +169,7 @@ def _commits(gitdir: Path) -> list[tuple[float, str]]:
     without history gets none (and no repository is created)."""
     if not (gitdir / "HEAD").exists():
         return []
-    out = _git(gitdir, "log", "--first-parent", "--format=%ct %H", "HEAD")
+    out = git_output(gitdir, "log", "--first-parent", "--format=%ct %H", "HEAD")
     if not out:
         return []
     rows: list[tuple[float, str]] = []
@@ -181,8 +182,9 @@ def _commits(gitdir: Path) -> list[tuple[float, str]]:
     return rows
 
 
-def _blob(gitdir: Path, commit: str, path: str) -> str | None:
-    out = _git(gitdir, "show", f"{commit}:{path}")
+def file_at(gitdir: Path, commit: str, path: str) -> str | None:
+    """The text of `path` at `commit`, None when that state has no such file."""
+    out = git_output(gitdir, "show", f"{commit}:{path}")
     if out is None:
         return None
     return out.decode("utf-8", "replace")

@@ -7,7 +7,9 @@ phase 1 extracted from it, and the lines of today's memory it fed (docs/architec
   messages (citation blocks removed), each with its transcript item index;
 - raw memory: the stage-1 row of the active version's pipeline database (docs/codex-format.md
   "The stage1_outputs table"; v2 stores `raw_memory = ""`, its summary is the raw memory),
-  or, without a row, the session's status and reason from the index;
+  or, without a row, the session's status and reason from the index; a v1 row keeps a rollout
+  summary beside its raw memory, shown too (`summary_lines`: with verdicts, not in `counts`,
+  which would otherwise count what the two say in common twice);
 - fed today: the lines of today's memory that come from the session (`fed_lines`);
 - a verdict for every said message and raw-memory line, against the consolidated lines
   (`MEMORY.md` and `memory_summary.md`; in v2, where the summary only points at the file,
@@ -20,7 +22,7 @@ Only reads: nothing is created.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TypedDict
 
 from ..codex.citations import strip_citations
@@ -30,7 +32,6 @@ from ..codex.transcript import TranscriptEntry
 from ..index.sessions import Session
 from .fed_lines import (
     FedLines,
-    FedLinesJSON,
     memory_md_pieces,
     names_session,
     piece,
@@ -40,7 +41,7 @@ from .fed_lines import (
     summary_md_pieces,
 )
 from .memory_blocks import parse_ref
-from .trace import _Pipeline
+from .stage1_rows import Stage1Rows
 from .turn_match import keyword_set
 
 KEPT_SHARE = 0.5  # of a text's keywords found in the consolidated lines: kept
@@ -110,30 +111,6 @@ class RawLineJSON(TypedDict):
     verdict: VerdictJSON
 
 
-class SaidRememberedJSON(TypedDict):
-    """`memdeck remembered ID --json`."""
-
-    thread_id: str | None
-    rollout_path: str
-    project: str
-    cwd: str | None
-    started_at: str | None
-    status: str
-    reason: str
-    version: str
-    root: str
-    said: list[SaidMessageJSON]
-    raw_memory: str | None
-    rollout_summary: str | None
-    raw_note: str
-    raw_lines: list[RawLineJSON]
-    summary_file: str | None
-    fed: list[FedLinesJSON]
-    fed_note: str
-    verdict_basis: str
-    counts: dict[str, int]
-
-
 @dataclass(frozen=True)
 class SaidRemembered:
     thread_id: str | None
@@ -150,6 +127,7 @@ class SaidRemembered:
     rollout_summary: str | None
     raw_note: str  # why there is no raw memory (the status and reason), else ""
     raw_lines: tuple[RawLine, ...]
+    summary_lines: tuple[RawLine, ...]  # v1: the row's rollout summary; v2: () (it is raw_lines)
     summary_file: str | None  # rollout_summaries/<file>.md, when one exists
     fed: tuple[FedLines, ...]
     fed_note: str  # why nothing is fed, else ""
@@ -163,16 +141,16 @@ class SaidRemembered:
                 out[v.verdict] += 1
         return out
 
-    def to_json(self) -> SaidRememberedJSON:
-        return {"thread_id": self.thread_id, "rollout_path": self.rollout_path,
-                "project": self.project, "cwd": self.cwd, "started_at": self.started_at,
-                "status": self.status, "reason": self.reason, "version": self.version,
-                "root": self.root, "said": [m.to_json() for m in self.said],
-                "raw_memory": self.raw_memory, "rollout_summary": self.rollout_summary,
-                "raw_note": self.raw_note, "raw_lines": [r.to_json() for r in self.raw_lines],
-                "summary_file": self.summary_file, "fed": [f.to_json() for f in self.fed],
-                "fed_note": self.fed_note, "verdict_basis": self.verdict_basis,
-                "counts": self.counts()}
+    def to_json(self) -> dict[str, object]:
+        """`memdeck remembered ID --json`: every field (tuples as lists, each part's own
+        `to_json`) and `counts`."""
+        out: dict[str, object] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = ([v.to_json() for v in value] if isinstance(value, tuple)
+                           else value)
+        out["counts"] = self.counts()
+        return out
 
 
 # -- said ------------------------------------------------------------------------------------
@@ -218,6 +196,13 @@ def verdict(text: str, fed: Sequence[FedLines],
     return Verdict(v, len(found), len(words), where, tuple(found), note)
 
 
+def _verdict_lines(text: str, fed: Sequence[FedLines], fed_keywords: Sequence[set[str]]
+                   ) -> tuple[RawLine, ...]:
+    """The non-blank lines of `text`, numbered from 1, each with its verdict."""
+    return tuple(RawLine(n, line, verdict(line, fed, fed_keywords))
+                 for n, line in enumerate(text.splitlines(), 1) if line.strip())
+
+
 # -- the whole view --------------------------------------------------------------------------
 def said_remembered(home: CodexHome, session: Session, entries: Sequence[TranscriptEntry]
                     ) -> SaidRemembered:
@@ -225,7 +210,7 @@ def said_remembered(home: CodexHome, session: Session, entries: Sequence[Transcr
     tid = session.id
     root = home.memory_root
     version = home.memory_version
-    pipe = _Pipeline(home.pipeline_db)
+    pipe = Stage1Rows(home.pipeline_db)
     row = pipe.row(tid) if tid else None
     summaries = rollout_summaries(root)
     files = summary_files_of(tid, row, summaries)
@@ -263,8 +248,9 @@ def said_remembered(home: CodexHome, session: Session, entries: Sequence[Transcr
         raw_text = row.raw_memory if row.raw_memory.strip() else row.rollout_summary
         if not raw_text.strip():
             raw_note = "the stage-1 row is empty: nothing durable to remember"
-    raw_lines = tuple(RawLine(n, line, verdict(line, counted, kws))
-                      for n, line in enumerate(raw_text.splitlines(), 1) if line.strip())
+    raw_lines = _verdict_lines(raw_text, counted, kws)
+    v1_summary = summary if row is not None and row.raw_memory.strip() else None
+    summary_lines = _verdict_lines(v1_summary or "", counted, kws)
     fed_note = "" if fed else (
         "nothing of this session is in today's memory" + (
             "" if row is None else ": its raw memory has not been consolidated (or was "
@@ -272,7 +258,7 @@ def said_remembered(home: CodexHome, session: Session, entries: Sequence[Transcr
     return SaidRemembered(tid, session.rollout_path, session.project, session.cwd,
                           session.started_at, session.status, session.reason, version,
                           str(root), said, raw_memory, summary, raw_note, raw_lines,
-                          files[0] if files else None, tuple(fed), fed_note, basis)
+                          summary_lines, files[0] if files else None, tuple(fed), fed_note, basis)
 
 
 __all__ = ["FedLines", "RawLine", "SaidMessage", "SaidRemembered", "Verdict",

@@ -14,23 +14,22 @@ here, exactly one rollout is read per summary.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TypedDict
 
 from ..codex.home import CodexHome
-from ..codex.memory_layout import rollout_summary_file_stem
-from ..codex.pipeline_snapshot import STAGE1_COLUMNS, Stage1Output, row_to_output
-from ..errors import MemdeckError, NotFound
+from ..codex.pipeline_snapshot import Stage1Output
+from ..errors import NotFound
 from ..formatting import iso_utc
 from ..index.session_index import IndexedSession
 from ..index.sessions import project_name
 from ..memory_folder.history import _origin
-from ..store import connect, describe_sqlite_error
-from .line_mapping import _blob, _git, line_map, split_lines
+from .fed_lines import rollout_summaries
+from .line_mapping import file_at, git_output, line_map, split_lines
 from .memory_blocks import MemoryBlock, MemoryBlockJSON, SummaryRef, block_of, header_fields
+from .stage1_rows import Stage1Rows
 from .turn_match import NO_MATCH, NOTHING, TurnMatch, TurnMatchJSON, best_turn, tokens
 
 RAW_MEMORY_LINES = 6  # of a stage-1 row's raw memory, shown
@@ -109,16 +108,6 @@ class Stage1RowJSON(TypedDict):
     rollout_slug: str | None
 
 
-class TracedSessionJSON(TypedDict):
-    thread_id: str
-    rollout_path: str
-    cwd: str | None
-    project: str
-    started_at: str | None
-    preview: str
-    archived: bool
-
-
 class SummaryTraceJSON(TypedDict):
     file: str
     bullet_line: int | None
@@ -129,7 +118,7 @@ class SummaryTraceJSON(TypedDict):
     thread_id_from: str
     stage1: Stage1RowJSON | None
     stage1_note: str
-    session: TracedSessionJSON | None
+    session: dict[str, object] | None  # a TracedSession, field by field
     session_note: str
     turn: TurnMatchJSON
 
@@ -198,55 +187,9 @@ def _summary_json(s: SummaryTrace) -> SummaryTraceJSON:
             "source_updated_at": iso_utc(row.source_updated_at),
             "generated_at": iso_utc(row.generated_at), "rollout_slug": row.rollout_slug},
         "stage1_note": s.stage1_note,
-        "session": None if ses is None else {
-            "thread_id": ses.thread_id, "rollout_path": ses.rollout_path, "cwd": ses.cwd,
-            "project": ses.project, "started_at": ses.started_at, "preview": ses.preview,
-            "archived": ses.archived},
+        "session": None if ses is None else asdict(ses),
         "session_note": s.session_note, "turn": s.turn.to_json(),
     }
-
-
-# -- the pipeline database -------------------------------------------------------------
-class _Pipeline:
-    """The stage-1 rows a trace needs, read on demand from the active version's database."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.problem = ""
-        self._stems: dict[str, str] | None = None
-
-    def _query(self, sql: str, args: Sequence[object] = ()) -> list[tuple[object, ...]]:
-        if not self.path.exists():
-            return []
-        try:
-            conn = connect(self.path, readonly=True)
-        except MemdeckError as e:
-            self.problem = str(e)
-            return []
-        try:
-            conn.row_factory = None
-            return list(conn.execute(sql, tuple(args)).fetchall())
-        except sqlite3.Error as e:
-            self.problem = describe_sqlite_error(self.path, e)
-            return []
-        finally:
-            conn.close()
-
-    def row(self, thread_id: str) -> Stage1Output | None:
-        rows = self._query(f"SELECT {STAGE1_COLUMNS} FROM stage1_outputs WHERE thread_id = ?",
-                           (thread_id,))
-        return row_to_output(rows[0]) if rows else None
-
-    def thread_of_file(self, file: str) -> str | None:
-        """The thread whose row's slug gives this summary file name."""
-        if self._stems is None:
-            self._stems = {}
-            for tid, updated, slug in self._query(
-                    "SELECT thread_id, source_updated_at, rollout_slug FROM stage1_outputs"):
-                stem = rollout_summary_file_stem(str(tid), int(str(updated or 0)),
-                                                 None if slug is None else str(slug))
-                self._stems.setdefault(f"rollout_summaries/{stem}.md", str(tid))
-        return self._stems.get(file)
 
 
 def _stage1_row(o: Stage1Output) -> Stage1Row:
@@ -309,7 +252,7 @@ def last_change(gitdir: Path, path: str, current: Sequence[str], line: int) -> L
     if not (gitdir / "HEAD").exists():
         return LineChange(None, None, "", "", "", False,
                           "memdeck has no history of this memory yet")
-    head = _blob(gitdir, "HEAD", path)
+    head = file_at(gitdir, "HEAD", path)
     if head is None:
         return LineChange(None, None, "unrecorded", "not in history yet", "", False,
                           "the file is not in memdeck's history yet (made since memdeck "
@@ -320,16 +263,16 @@ def last_change(gitdir: Path, path: str, current: Sequence[str], line: int) -> L
         return LineChange(None, None, "unrecorded", "not in history yet", "", False,
                           "changed since memdeck's history last recorded the file (by Codex "
                           "or by hand; the History pane records it)")
-    out = _git(gitdir, "blame", "--porcelain", "-L", f"{at_head},{at_head}", "HEAD", "--",
+    out = git_output(gitdir, "blame", "--porcelain", "-L", f"{at_head},{at_head}", "HEAD", "--",
                path)
     sha = out.decode("ascii", "replace").split(" ", 1)[0] if out else ""
-    meta = _git(gitdir, "show", "-s", "--format=%ct%n%B", sha) if sha else None
+    meta = git_output(gitdir, "show", "-s", "--format=%ct%n%B", sha) if sha else None
     if not meta:
         return LineChange(None, None, "", "", "", False, "git blame found nothing")
     stamp, _, message = meta.decode("utf-8", "replace").partition("\n")
     summary = message.strip().splitlines()[0] if message.strip() else ""
     stored = _origin(message)
-    if stored == "external" and not _git(gitdir, "rev-parse", "--verify", "-q", f"{sha}^"):
+    if stored == "external" and not git_output(gitdir, "rev-parse", "--verify", "-q", f"{sha}^"):
         stored = "start"  # a first commit of an older memdeck (history.py `_entry`)
     origin = _trace_origin(stored, summary)
     label = {"accept": "accepted consolidation", "edit": "edited in memdeck",
@@ -345,7 +288,7 @@ def last_change(gitdir: Path, path: str, current: Sequence[str], line: int) -> L
 SessionLookup = Callable[[str], list[IndexedSession]]
 
 
-def _summary_trace(home: CodexHome, ref: SummaryRef, line_query: str, pipe: _Pipeline,
+def _summary_trace(home: CodexHome, ref: SummaryRef, line_query: str, pipe: Stage1Rows,
                    lookup: SessionLookup) -> SummaryTrace:
     file = home.memory_root / ref.file
     exists = file.is_file() and not file.is_symlink()
@@ -384,22 +327,6 @@ def _summary_trace(home: CodexHome, ref: SummaryRef, line_query: str, pipe: _Pip
                         note, session, snote, turn)
 
 
-def _rollout_summaries(root: Path) -> dict[str, str]:
-    """Rollout summary file -> text, for v1 summary topics (small files, one folder)."""
-    out: dict[str, str] = {}
-    folder = root / "rollout_summaries"
-    if not folder.is_dir():
-        return out
-    for f in sorted(folder.glob("*.md")):
-        if f.is_file() and not f.is_symlink():
-            try:
-                out[f"rollout_summaries/{f.name}"] = f.read_text(encoding="utf-8",
-                                                                 errors="replace")
-            except OSError:
-                continue
-    return out
-
-
 def trace_line(home: CodexHome, path: str, text: str, line: int,
                lookup: SessionLookup) -> Trace:
     """The chain for today's line `line` of the memory file `path` (normalised, relative to
@@ -408,10 +335,10 @@ def trace_line(home: CodexHome, path: str, text: str, line: int,
     if not 1 <= line <= len(lines):
         raise TraceLineError(f"{path} has {len(lines)} line{'s' if len(lines) != 1 else ''}; "
                              f"line {line} is out of range")
-    summaries = _rollout_summaries(home.memory_root) if path == "memory_summary.md" else {}
+    summaries = rollout_summaries(home.memory_root) if path == "memory_summary.md" else {}
     block = block_of(path, text, line, summaries)
     query = match_text(lines[line - 1], block)
-    pipe = _Pipeline(home.pipeline_db)
+    pipe = Stage1Rows(home.pipeline_db)
     traced = tuple(_summary_trace(home, r, query, pipe, lookup) for r in block.refs)
     change = last_change(home.history_git, path, lines, line)
     return Trace(path, line, len(lines), lines[line - 1], home.memory_version,

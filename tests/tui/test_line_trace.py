@@ -38,6 +38,16 @@ async def on_cited_line(app: Any, pilot: Any, engine: Any) -> tuple[MemoryPane, 
     return pane, stat
 
 
+async def trace_cited_line(app: Any, pilot: Any, engine: Any) -> Any:
+    """`t` on the first cited line of MEMORY.md, once the trace has its steps; its gutter
+    figures."""
+    _, stat = await on_cited_line(app, pilot, engine)
+    await pilot.press("t")
+    assert await wait_until(pilot, lambda: isinstance(app.screen, LineTraceScreen)
+                            and bool(app.screen.steps))
+    return stat
+
+
 async def test_the_gutter_counts_citations_and_marks_lines_never_cited(demo_engine,
                                                                        make_app) -> None:
     app = make_app(demo_engine)
@@ -60,10 +70,7 @@ async def test_the_gutter_counts_citations_and_marks_lines_never_cited(demo_engi
 async def test_t_traces_the_line_to_its_turn_and_esc_walks_back(demo_engine, make_app) -> None:
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE) as pilot:
-        _, stat = await on_cited_line(app, pilot, demo_engine)
-        await pilot.press("t")
-        assert await wait_until(pilot, lambda: isinstance(app.screen, LineTraceScreen)
-                                and bool(app.screen.steps))
+        stat = await trace_cited_line(app, pilot, demo_engine)
         text = screen_text(app)
         for step in ("block", "summary", "raw", "session", "turn", "changed", "used by"):
             assert step in text, step
@@ -71,6 +78,9 @@ async def test_t_traces_the_line_to_its_turn_and_esc_walks_back(demo_engine, mak
         screen = app.screen
         turn = next(i for i, s in enumerate(screen.steps) if "turn" in s.label.plain)
         assert "exact phrase" in screen.steps[turn].label.plain
+        # the turn is named as `memdeck trace` and said vs remembered name it
+        item = demo_engine.trace("MEMORY.md", stat.line).summaries[0].turn.item_index
+        assert screen.steps[turn].label.plain.endswith(f"(item {item})")
         screen.query_one("#trace-steps").highlighted = turn
         await pilot.press("enter")  # the transcript, at the turn, the matched words marked
         view = app.query_one(TranscriptView)
@@ -112,10 +122,7 @@ async def test_u_lists_the_sessions_that_used_the_line_and_opens_one_at_its_cita
 async def test_a_summary_step_opens_the_file_in_the_memory_pane(demo_engine, make_app) -> None:
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE) as pilot:
-        await on_cited_line(app, pilot, demo_engine)
-        await pilot.press("t")
-        assert await wait_until(pilot, lambda: isinstance(app.screen, LineTraceScreen)
-                                and bool(app.screen.steps))
+        await trace_cited_line(app, pilot, demo_engine)
         screen = app.screen
         i = next(i for i, s in enumerate(screen.steps) if s.go and s.go[0] == "file"
                  and s.go[1].startswith("rollout_summaries/"))
@@ -128,3 +135,32 @@ async def test_a_summary_step_opens_the_file_in_the_memory_pane(demo_engine, mak
         assert app.active_pane == "memory"
         await pilot.press("escape")  # not editing: esc goes back to the trace
         assert await wait_until(pilot, lambda: isinstance(app.screen, LineTraceScreen))
+
+
+async def test_lines_cited_since_removed_are_listed_in_the_trace(demo_engine, make_app) -> None:
+    """A cited line deleted since: the gutter no longer has it, the trace lists it last as
+    "cited, since removed", with its old text, and opens History."""
+    memory = demo_engine.home.root / "memories" / "MEMORY.md"
+    demo_engine.record_outside_edits()  # history's first state: the one the demo cited
+    old = memory.read_text(encoding="utf-8")
+    gone = "- The database backend is MySQL 8.4 [Task 1]"
+    assert gone in old
+    memory.write_text(old.replace(gone + "\n", ""), encoding="utf-8")
+    assert demo_engine.record_outside_edits()
+    [removed] = demo_engine.line_usage("MEMORY.md").removed
+    assert removed.text == gone
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await trace_cited_line(app, pilot, demo_engine)
+        labels = [s.label.plain for s in app.screen.steps]
+        k = next(i for i, s in enumerate(labels) if s.startswith("removed"))
+        assert labels[k].endswith("1 cited range of MEMORY.md no longer in it")
+        assert k == len(labels) - 2 and gone in labels[-1]
+        assert f"line {removed.line_start} of {removed.commit[:8]} · 1×" in labels[-1]
+        assert app.screen.steps[-1].go == ("pane", "history")
+    # opened again without the pane's gutter (esc back from a step): read with the trace
+    screen = LineTraceScreen("MEMORY.md", removed.line_start - 1)
+    async with make_app(demo_engine).run_test(size=SIZE) as pilot:
+        await pilot.app.push_screen(screen)
+        assert await wait_until(pilot, lambda: bool(screen.steps))
+        assert gone in screen.steps[-1].label.plain

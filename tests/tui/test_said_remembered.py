@@ -41,6 +41,11 @@ async def test_m_on_a_consolidated_row_shows_the_three_columns(demo_engine, make
         assert "The checkout tests fail. We use MySQL 8.4 here" in said
         raw = _text(app, "#sr-raw-text")
         assert "11 - user said: The checkout tests fail." in raw
+        # a v1 row's rollout summary, after the raw memory
+        raw_part, _, summary = raw.partition("rollout summary (memory v1 keeps it beside the "
+                                             "raw memory)\n")
+        assert "11 - user said:" in raw_part and summary.startswith("\n  1 # Checkout tests")
+        assert "7 - Preference signals: The checkout tests fail." in summary
         fed = _text(app, "#sr-fed-text")
         assert fed.startswith("MEMORY.md:5-9\nTask 1: fix checkout rounding test, success: "
                               "its rollout_summary_files name the session\n## Task 1:")

@@ -183,3 +183,17 @@ async def test_esc_back_is_offered_only_where_it_leads_somewhere(demo_engine, ma
         await pilot.press("slash")  # in the filter field, esc leaves it
         await pilot.pause()
         assert "Back" in _footer_keys(app)
+
+
+async def test_the_footer_offers_m_said_vs_remembered(demo_engine, make_app) -> None:
+    """Issue 11: `m` worked on the table and in a transcript but the footer never showed it."""
+    from memdeck.tui.widgets.key_footer import KeyFooter
+
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        shown = {e.display: e.description for e in app.screen.query_one(KeyFooter).entries()[0]}
+        assert shown.get("m") == "Said vs remembered"
+        await pilot.press("enter")  # in the open transcript too
+        await settle(app, pilot)
+        assert "Said vs remembered" in _footer_keys(app)

@@ -465,11 +465,17 @@ class MemoryPane(Pane):
 
     def action_trace(self) -> None:
         if (where := self._cursor_line()) is not None:
-            self.app.push_screen(LineTraceScreen(*where))
+            self.app.push_screen(LineTraceScreen(*where, removed=self._removed(where[0])))
 
     def action_used_by(self) -> None:
         if (where := self._cursor_line()) is not None:
-            self.app.push_screen(LineTraceScreen(*where, start="used"))
+            self.app.push_screen(LineTraceScreen(*where, start="used",
+                                                 removed=self._removed(where[0])))
+
+    def _removed(self, path: str) -> Any:
+        """The gutter's citations since removed, so the trace need not count them again."""
+        u = self.usage
+        return u.removed if u is not None and u.path == path else None
 
     @on(TextArea.SelectionChanged, "#memory-editor")
     def _cursor_moved(self) -> None:

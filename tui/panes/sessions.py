@@ -57,8 +57,7 @@ class SessionsPane(Pane):
         Binding("slash", "filter", "Filter", id="sessions.filter"),
         Binding("x", "extract", "Extract now", id="sessions.extract"),
         Binding("f", "forget", "Forget", id="sessions.forget"),
-        Binding("m", "remembered", "Said vs remembered", id="sessions.remembered",
-                show=False),
+        Binding("m", "remembered", "Said vs remembered", id="sessions.remembered"),
         Binding("escape", "back", "Back", id="sessions.back"),
         Binding("R", "reload", "Rescan", id="sessions.rescan", show=False),
     ]

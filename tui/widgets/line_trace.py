@@ -4,12 +4,15 @@ forward to the sessions that relied on it.
 The steps are a list, one per link of the chain (`Engine.trace`): the block the line belongs
 to, each rollout summary the block lists, its raw memory (the stage-1 row), its session and
 the turn the fact came from, and who last changed the line; then the sessions that cited the
-line (`Engine.citing_sessions`). The highlighted step is shown in full on the right; Enter
-opens it where it lives (the Memory pane at the summary, the transcript at the turn with the
-matched words marked, History); `esc` there comes back here, `esc` here closes."""
+line (`Engine.citing_sessions`), and last the file's lines cited in an older version that
+it no longer holds ("cited, since removed"). The highlighted step is shown in full on the
+right; Enter opens it where it lives (the Memory pane at the summary, the transcript at the
+turn with the matched words marked, History); `esc` there comes back here, `esc` here
+closes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,7 +123,7 @@ def _summary_steps(s: Any) -> list[Step]:
     if t.title and t.title != t.kind:
         where += f" {t.title}"
     if t.item_index is not None:
-        where += f" (entry {t.item_index + 1})"
+        where += f" (item {t.item_index})"  # as `memdeck trace` and said vs remembered say
     label = _head("  turn", f"{sure} · {where}" if t.item_index is not None else sure, style)
     excerpt = Text(t.excerpt)
     words = tuple(w for w in ((t.phrase,) if t.phrase else t.matched_words) if w)
@@ -150,6 +153,32 @@ def used_steps(path: str, line: int, citing: list[Any]) -> list[Step]:
     return steps
 
 
+def removed_steps(path: str, removed: Sequence[Any]) -> list[Step]:
+    """The file's lines cited in an older version that today's file no longer holds: they
+    have no line to trace from, so every trace of the file lists them last."""
+    if not removed:
+        return []
+    n = sum(r.count for r in removed)
+    steps = [Step(_head("removed", f"{len(removed)} cited range{'s' if len(removed) != 1 else ''}"
+                        f" of {path} no longer in it", "bold"),
+                  Text(f"Cited, since removed: {n} citation{'s' if n != 1 else ''} of "
+                       f"{path} named lines that today's file no longer holds (mapped "
+                       "through memdeck's history). Enter opens History."))]
+    for r in removed:
+        where = f"lines {r.line_start}-{r.line_end}" if r.line_end != r.line_start \
+            else f"line {r.line_start}"
+        version = f" of {r.commit[:8]}" if r.commit else ""
+        first = r.text.splitlines()[0].strip() if r.text else "(past the end of the file)"
+        label = _head("  cited", f"{where}{version} · {r.count}× · "
+                                 f"{local_time(r.last_cited) if r.last_cited else '?'}  {first}",
+                      "dim")
+        detail = Text.assemble((f"cited, since removed: {where}{version}\n", "bold"),
+                               f"{r.count}× · last {local_time(r.last_cited) or '?'}\n\n",
+                               (r.text or "(past the end of the file then)", "italic"))
+        steps.append(Step(label, detail, ("pane", "history") if r.commit else ()))
+    return steps
+
+
 class LineTraceScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "close", "Back", id="trace.close"),
@@ -171,11 +200,16 @@ class LineTraceScreen(Screen[None]):
         trace: Any
         citing: list[Any]
         error: str | None
+        removed: Sequence[Any] = ()
 
     def __init__(self, path: str, line: int, start: str = "trace",
-                 highlighted: int | None = None) -> None:
+                 highlighted: int | None = None, removed: Sequence[Any] | None = None
+                 ) -> None:
+        """`removed`: the file's citations since removed, when the caller has them (the
+        Memory pane's gutter); else they are read with the trace."""
         super().__init__()
         self.path, self.line, self.start = path, line, start
+        self.removed = removed
         self.steps: list[Step] = []
         self._highlighted = highlighted
 
@@ -198,10 +232,12 @@ class LineTraceScreen(Screen[None]):
         try:
             trace = engine.trace(self.path, self.line)
             citing = engine.citing_sessions(self.path, self.line)
+            removed = self.removed if self.removed is not None else \
+                engine.line_usage(self.path).removed
         except Exception as e:  # one line on screen, never a traceback
             self.post_message(self.Loaded(None, [], one_line(e)))
             return
-        self.post_message(self.Loaded(trace, citing, None))
+        self.post_message(self.Loaded(trace, citing, None, removed))
 
     @on(Loaded)
     def _loaded(self, event: Loaded) -> None:
@@ -215,7 +251,8 @@ class LineTraceScreen(Screen[None]):
         title.update(Text.assemble((f"{t.path}:{t.line}", "bold"), f" of {t.lines}   ",
                                    (t.text.strip() or "(empty line)", "italic")))
         back = trace_steps(t)
-        self.steps = back + used_steps(t.path, t.line, event.citing)
+        self.steps = (back + used_steps(t.path, t.line, event.citing)
+                      + removed_steps(t.path, event.removed))
         steps_list.add_options(Option(s.label) for s in self.steps)
         first = self._highlighted if self._highlighted is not None else (
             len(back) if self.start == "used" else 0)

@@ -50,7 +50,17 @@ def raw_text(r: Any) -> Text:
     if r.raw_memory == "" and r.rollout_summary:
         out.append(f"memory {r.version} keeps no raw memory: its rollout summary\n",
                    style="dim")
-    for line in r.raw_lines:
+    _append_lines(out, r.raw_lines)
+    if r.summary_lines:  # v1 keeps both; v2's summary is the raw memory above
+        out.append(f"\n\nrollout summary (memory {r.version} keeps it beside the raw "
+                   "memory)\n", style="bold")
+        _append_lines(out, r.summary_lines)
+    return out
+
+
+def _append_lines(out: Text, lines: Any) -> None:
+    """Numbered lines, each with its verdict under it."""
+    for line in lines:
         out.append("\n")
         out.append(f"{line.line:>3} ", style="dim")
         if not line.verdict.verdict:  # `---`, a heading: nothing to compare
@@ -59,7 +69,6 @@ def raw_text(r: Any) -> Text:
         out.append(line.text.strip())
         out.append("\n    ")
         out.append_text(_verdict(line.verdict))
-    return out
 
 
 def fed_text(r: Any) -> Text:
