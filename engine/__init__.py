@@ -585,18 +585,18 @@ class Engine:
             RolloutRef(s.path, s.thread_id, s.cwd) for s in self.index.sessions(refresh=refresh))
         return messages
 
-    def line_usage(self, path: str) -> FileUsage:
+    def line_usage(self, path: str, refresh: bool = True) -> FileUsage:
         """The gutter of a memory file (relative to the active root): per line how often and
         when last it was cited (citations of older versions mapped through history), never-
         cited lines, the drop-out date under `max_unused_days`, and the cited lines since
-        removed."""
+        removed. `refresh=False`: the index as it is (the app's watcher keeps it current)."""
         from .memory_folder.edits import read_file
         from .read_path.line_usage import file_usage
 
         f = read_file(self.home, path)
         self.home.__dict__.pop("config", None)
         rows = read_snapshot(self.home.pipeline_db).outputs
-        return file_usage(self.home, f.path, f.text, self._citing_messages(), rows,
+        return file_usage(self.home, f.path, f.text, self._citing_messages(refresh), rows,
                           self.home.config.max_unused_days, self.clock.now())
 
     def citing_sessions(self, path: str, line: int) -> list[CitingSession]:

@@ -221,6 +221,15 @@ def test_raw_memory_cited_before_it_existed_says_why_its_count_is_lower(changed_
     engine.refresh()
     [row] = engine.memories().rows
     assert row.citation_note == "1 citation before this row existed (Codex counts only later ones)"
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "memdeck.tui.cli", "--home",
+                          str(changed_home.root), "memories", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    [listed] = json.loads(out)  # the CLI says what the app says
+    assert listed["citation_note"] == row.citation_note
 
 
 def test_demo_home_gutter_matches_the_citation_report(tmp_path: Path) -> None:

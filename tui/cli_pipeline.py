@@ -139,6 +139,7 @@ def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
             "generated_at": iso_utc(m.generated_at), "usage_count": m.usage_count or 0,
             "last_usage": iso_utc(m.last_usage),
             "selected_for_phase2": m.selected_for_phase2,
+            "citation_note": m.citation_note or None,  # why usage_count is lower, as the app says
         } for m in rows])
         return 0
     if not rows:
@@ -156,6 +157,8 @@ def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
                           if ln.strip()), "")
         print(f"{m.thread_id[:width]}  {iso_utc(m.generated_at)}  cited {m.usage_count or 0}×  "
               f"{sel:21}  {m.rollout_slug or '-'}  {first[:60]}")
+        if m.citation_note:
+            print(f"{'':{width}}  {m.citation_note}")
     return 0
 
 

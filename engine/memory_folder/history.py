@@ -202,7 +202,7 @@ class History:
         with self._repo() as repo, _damaged(self.gitdir):
             c = self._commit(repo, rev)
             return sum(1 for n in repo.iter_commits(f"{c.hexsha}..HEAD")
-                       if _origin(n.message) in ("consolidation", "codex"))
+                       if origin_of(n.message) in ("consolidation", "codex"))
 
     def check_out_into(self, rev: str, folder: Path) -> HistoryEntry:
         """Write `rev`'s files into `folder` (a staged copy of the root holding only its own
@@ -280,13 +280,15 @@ def _damaged_text(gitdir: Path, why: str) -> str:
 
 
 def _entry(c: Any) -> HistoryEntry:
-    origin = _origin(c.message)
+    origin = origin_of(c.message)
     if origin == "external" and not c.parents:  # a first commit of an older memdeck
         origin = "start"
     return HistoryEntry(c.hexsha, float(c.committed_date), origin, str(c.summary))
 
 
-def _origin(message: str) -> str:
+def origin_of(message: str) -> str:
+    """The origin a commit message names (its `Memdeck-Origin:` trailer); `external` when
+    none."""
     for line in reversed(message.strip().splitlines()):
         if line.startswith(f"{TRAILER}:"):
             value = line.split(":", 1)[1].strip()

@@ -25,7 +25,7 @@ from ..errors import NotFound
 from ..formatting import iso_utc
 from ..index.session_index import IndexedSession
 from ..index.sessions import project_name
-from ..memory_folder.history import _origin
+from ..memory_folder.history import origin_of
 from .fed_lines import rollout_summaries
 from .line_mapping import file_at, git_output, line_map, split_lines
 from .memory_blocks import MemoryBlock, MemoryBlockJSON, SummaryRef, block_of, header_fields
@@ -271,7 +271,7 @@ def last_change(gitdir: Path, path: str, current: Sequence[str], line: int) -> L
         return LineChange(None, None, "", "", "", False, "git blame found nothing")
     stamp, _, message = meta.decode("utf-8", "replace").partition("\n")
     summary = message.strip().splitlines()[0] if message.strip() else ""
-    stored = _origin(message)
+    stored = origin_of(message)
     if stored == "external" and not git_output(gitdir, "rev-parse", "--verify", "-q", f"{sha}^"):
         stored = "start"  # a first commit of an older memdeck (history.py `_entry`)
     origin = _trace_origin(stored, summary)

@@ -164,7 +164,8 @@ class MemoryPane(Pane):
           exit_on_error=False)
     def load_usage(self, path: str) -> None:
         try:
-            usage = self.engine.line_usage(path)
+            # with the watcher on, the index is kept current already: do not re-scan for it
+            usage = self.engine.line_usage(path, refresh=not getattr(self.app, "watch", False))
         except NotFound:
             usage = None  # gone meanwhile: the next listing says so
         self.post_message(self.UsageLoaded(path, usage))
