@@ -211,3 +211,11 @@ def test_the_warning_counts_every_skipped_file() -> None:
         "skipped 1 file that is not a regular file: s/x.jsonl (a FIFO)")
     assert not_regular_warning([("s/x.jsonl", fifo), ("b", None), ("s/y.jsonl", sock)]) == (
         "skipped 2 files that are not a regular file: s/x.jsonl (a FIFO) and 1 more")
+
+
+def test_the_citation_pre_check_never_opens_a_fifo(tmp_path) -> None:
+    from memdeck.engine.read_path.citation_store import file_holds
+
+    pipe = tmp_path / "rollout-2026-01-02T00-00-00-0199aaaa-0000-7000-8000-000000000000.jsonl"
+    os.mkfifo(pipe)
+    assert file_holds(str(pipe), b"<oai-mem-citation>") is False  # returns: never blocks

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..clock import parse_iso
 from ..codex.citations import OPEN, CitationEntry, strip_citations
+from ..codex.linestream import open_regular_file
 from ..store import Store, StoreError
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ def file_holds(path: str, needle: bytes, chunk: int = 1 << 20) -> bool:
     if path.endswith(".zst"):
         return True
     try:
-        with open(path, "rb") as f:
+        with open_regular_file(path) as f:  # a FIFO would block for ever: never opened
             tail = b""
             while block := f.read(chunk):
                 if needle in tail + block:
