@@ -280,6 +280,7 @@ def big_home(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
     trace = median_ms(lambda: engine.trace("MEMORY.md", line), args.runs)
     trace_refresh = median_ms(lambda: engine.trace("MEMORY.md", line, refresh=True), args.runs)
     gutter = median_ms(lambda: engine.line_usage("MEMORY.md"), args.runs)
+    gutter_app = median_ms(lambda: engine.line_usage("MEMORY.md", refresh=False), args.runs)
     catch_up = median_ms(engine.refresh, args.runs)
     cmd = [sys.executable, "-m", "memdeck.tui.cli", "--home", str(home), "trace",
            f"MEMORY.md:{line}", "--json"]
@@ -298,12 +299,16 @@ def big_home(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
                 (f"trace, index caught up first (median of {args.runs})", trace_refresh,
                  300.0),
                 ("`memdeck trace --json`, the whole command (median of 3)", cli, None),
-                (f"gutter (median of {args.runs}; catches the index up too)", gutter, 200.0),
+                (f"gutter, index as it is: the app (median of {args.runs})", gutter_app,
+                 200.0),
+                (f"gutter, index caught up first: the CLI (median of {args.runs})", gutter,
+                 None),
                 (f"of which: the index caught up, nothing changed (median of {args.runs})",
                  catch_up, None)])
     return {"big_sessions": sessions, "big_trace_ms": round(trace, 1),
             "big_trace_refresh_ms": round(trace_refresh, 1), "big_cli_ms": round(cli, 1),
-            "big_gutter_ms": round(gutter, 1), "big_catch_up_ms": round(catch_up, 1),
+            "big_gutter_ms": round(gutter, 1), "big_gutter_app_ms": round(gutter_app, 1),
+            "big_catch_up_ms": round(catch_up, 1),
             "big_index_ms": round(t_index, 1)}
 
 

@@ -134,7 +134,7 @@ def test_an_accept_killed_before_its_journal_changes_nothing(proposed) -> None:
     r = run_memdeck(home, "accept", pid, crash_at="switch.staged")
     assert r.returncode == KILLED, r.stderr
     nxt = run_memdeck(home, "history")
-    assert "recovered: cleared a change that was never started" in nxt.stderr
+    assert "recovered: removed the staging folder an interrupted change left" in nxt.stderr
     assert root_state(home / "memories") == before
     assert leftovers(home) == []
     assert Engine.open(home).accept(pid).status == "accepted"  # and it can still go in
@@ -190,7 +190,7 @@ def test_recovery_leaves_a_change_in_progress_alone(proposed) -> None:
     finally:
         holder.kill()
         holder.wait()
-    assert unopened(home).recover() == "cleared a change that was never started"
+    assert unopened(home).recover() == "removed the staging folder an interrupted change left"
     assert leftovers(home) == []
 
 

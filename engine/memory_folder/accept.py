@@ -148,7 +148,7 @@ def _accept(change: Change, pid: str, files: list[str] | None,
         change.before()  # the state being replaced, if not yet recorded
         sw = Switch(change, "accept")
         try:
-            new = sw.target(root)
+            new = sw.target(root, base=p.base_state)
             _build(root, ws, new, None if files is None else sorted(chosen), picked)
             problems = validate_artifacts(new, home.memory_version, live=root)
             if problems:

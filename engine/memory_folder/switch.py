@@ -81,9 +81,10 @@ class Switch:
         self.dir.mkdir(parents=True)
         self.roots: list[dict[str, Any]] = []
 
-    def _add(self, root: Path) -> Path:
+    def _add(self, root: Path, base: str | None = None) -> Path:
         staged = self.dir / root.name
-        base = root_state(root) if root.is_dir() else None
+        if base is None:
+            base = root_state(root) if root.is_dir() else None
         self.roots.append({"root": str(root), "staged": str(staged), "base": base})
         return staged
 
@@ -99,9 +100,11 @@ class Switch:
             shutil.copytree(root / ".git", staged / ".git", symlinks=True)
         return staged
 
-    def target(self, root: Path) -> Path:
-        """Where to build `root`'s new state (does not exist yet)."""
-        return self._add(root)
+    def target(self, root: Path, *, base: str | None = None) -> Path:
+        """Where to build `root`'s new state (does not exist yet). `base`: the state the
+        change was decided on (an accept: the state its proposal started from), when that
+        is earlier than now; the switch is refused if the root is not in it."""
+        return self._add(root, base)
 
     def empty(self, root: Path) -> Path:
         staged = self._add(root)
@@ -127,10 +130,17 @@ class Switch:
         if finish is None and all(r["new"] == r["base"] for r in self.roots):
             self.discard()
             return Outcome(False, None)
+        history_root = self.change.history.root
+        if any(Path(r["root"]) == history_root and r["base"] is not None for r in self.roots):
+            # history must hold the state being replaced: snapshot it now and check it is
+            # still `base` afterwards, so nothing written since `base` was taken (during the
+            # build, a backup, an earlier snapshot) can be replaced unrecorded
+            self.change.before()
         for r in self.roots:  # the common case of an outside change, before anything moved
             root = Path(r["root"])
             if (root_state(root) if root.is_dir() else None) != r["base"]:
                 self.discard()
+                self.change.before()  # what they wrote, recorded as theirs
                 raise ChangedMeanwhile(_meanwhile(what or self.op, root))
         crash_point("switch.staged")
         data = {"op": self.op, "id": self.id, "dir": str(self.dir), "state": "committed",
@@ -222,9 +232,11 @@ def _revert(change: Change, data: dict[str, Any]) -> None:
 
 
 def _clean(change: Change, data: dict[str, Any]) -> None:
-    shutil.rmtree(data["dir"], ignore_errors=True)
+    """The journal first: once it is gone the change is over, and a staging folder a kill
+    left half-removed is only cleared, never mistaken for the folder someone changed."""
     journal_path(change).unlink(missing_ok=True)
     fsync_dir(journal_path(change).parent)
+    shutil.rmtree(data["dir"], ignore_errors=True)
 
 
 def _no_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> None:
@@ -255,7 +267,7 @@ def recover(change: Change) -> str | None:
     if not journal.exists():
         if staging.is_dir() and any(staging.iterdir()):
             shutil.rmtree(staging)
-            return "cleared a change that was never started"
+            return "removed the staging folder an interrupted change left"
         return None
     try:
         data = json.loads(journal.read_text(encoding="utf-8"))
