@@ -582,7 +582,8 @@ class Engine:
         from .read_path.line_usage import RolloutRef
 
         messages: list[CitingMessage] = self._citing_cache().messages(
-            RolloutRef(s.path, s.thread_id, s.cwd) for s in self.index.sessions(refresh=refresh))
+            RolloutRef(path, thread, cwd)
+            for path, thread, cwd in self.index.citing_candidates(refresh=refresh))
         return messages
 
     def line_usage(self, path: str, refresh: bool = True) -> FileUsage:

@@ -342,6 +342,21 @@ class SessionIndex:
             rows = []
         return self._indexed(rows)
 
+    def citing_candidates(self, refresh: bool = False) -> list[tuple[str, str | None,
+                                                                     str | None]]:
+        """(absolute path, thread id, cwd) of the sessions whose rollouts may cite memory:
+        the index's `cites` flag is set, or unknown (an older scanner). A gutter or a
+        citation listing looks at these only, not at every row of a large home."""
+        if refresh:
+            self.sessions(refresh=True)
+        if not self.store.path.exists():
+            return []
+        rows = self.store.conn().execute(
+            "SELECT path, thread_id, cwd FROM sessions WHERE cites IS NULL OR cites != 0"
+        ).fetchall()
+        root = str(self.home.root) + os.sep
+        return [(root + r[0], r[1] or thread_id_from_name(r[0]), r[2]) for r in rows]
+
     def _indexed(self, rows: list[ListedRow]) -> list[IndexedSession]:
         clean = not rows or self._previews_redacted()
         root = str(self.home.root) + os.sep
