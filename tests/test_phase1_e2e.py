@@ -85,7 +85,7 @@ def test_memories_lists_stage1_rows(capsys, demo: Path) -> None:
     rows = json.loads(out)
     assert code == 0 and len(rows) == 5
     assert set(rows[0]) == {"thread_id", "rollout_slug", "raw_memory", "rollout_summary",
-                            "generated_at", "usage_count", "last_usage",
+                            "generated_at", "usage_count", "last_usage", "citation_note",
                             "selected_for_phase2"}
     assert sum(r["selected_for_phase2"] for r in rows) == 2
     code, out, _ = run(capsys, "memories", "--home", str(demo))

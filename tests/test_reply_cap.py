@@ -33,12 +33,15 @@ GOOD = {"rollout_summary": "s", "rollout_slug": None, "raw_memory": "r"}
 
 
 def run_extract(home: Path, tmp_path: Path) -> tuple[int, dict[str, Any], str, float]:
-    """`memdeck extract --json` in a child process: (exit code, report, stderr, peak RSS in
-    MB as the kernel counted it, the child's own and any it waited for)."""
+    """`memdeck extract --json` of one session in a child process (one reply in flight, so
+    the peak measures one reply, not eight at once): (exit code, report, stderr, peak RSS
+    in MB as the kernel counted it, the child's own and any it waited for)."""
+    one = next(s.id for s in Engine.open(home).sessions() if s.status == "eligible")
     out, err = tmp_path / "stdout", tmp_path / "stderr"
     with out.open("wb") as o, err.open("wb") as e:
-        proc = subprocess.Popen([sys.executable, "-m", "memdeck.tui.cli", "extract", "--json",
-                                 "--home", str(home)], stdout=o, stderr=e, env=dict(os.environ))
+        proc = subprocess.Popen([sys.executable, "-m", "memdeck.tui.cli", "extract", one,
+                                 "--json", "--home", str(home)], stdout=o, stderr=e,
+                                env=dict(os.environ))
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
     return (proc.returncode, json.loads(out.read_text()), err.read_text(),

@@ -83,7 +83,7 @@ class Switch:
 
     def _add(self, root: Path, base: str | None = None) -> Path:
         staged = self.dir / root.name
-        if base is None:
+        if base is None or not root.is_dir():  # a root that does not exist has no state
             base = root_state(root) if root.is_dir() else None
         self.roots.append({"root": str(root), "staged": str(staged), "base": base})
         return staged
