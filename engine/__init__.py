@@ -290,12 +290,14 @@ class Engine:
     def extract(self, ids: list[str] | None = None, backend: str | None = None,
                 limit: int | None = None, progress: Progress | None = None,
                 cancel: threading.Event | None = None,
-                slot_wait: float | None = None) -> ExtractReport:
+                slot_wait: float | None = None,
+                on_wait: Callable[[str], None] | None = None) -> ExtractReport:
         """Run phase 1 for eligible sessions, or for the named ones (time rules waived).
         `progress(done, total, result)` is called from the worker threads; setting `cancel`
         starts nothing more. A session that finds every extraction slot held waits for one
         up to `slot_wait` seconds with nothing coming free (default: phase1/slots.py); the
-        sessions left then, and those past `limit`, are counted in the report."""
+        sessions left then, and those past `limit`, are counted in the report. `on_wait` is
+        told, in one line, what the run is waiting for whenever that changes."""
         from dataclasses import replace
 
         from .phase1.runner import Phase1Runner, select
@@ -308,7 +310,8 @@ class Engine:
             past_limit = max(0, len(chosen) - max(0, limit))
             chosen = chosen[: max(0, limit)]
         runner = Phase1Runner(self.home, self.store, self.clock, self.phase1_backend(backend),
-                              progress=progress, cancel=cancel, slot_wait=slot_wait)
+                              progress=progress, cancel=cancel, slot_wait=slot_wait,
+                              on_wait=on_wait)
         return replace(runner.run(chosen, refused), warnings=listing.warnings,
                        past_limit=past_limit)
 

@@ -275,3 +275,18 @@ def test_two_extracts_at_once_do_every_session_exactly_once(make_home, llm_serve
     assert rows(home, "SELECT COUNT(*) FROM stage1_outputs") == [(42,)]
     assert rows(home, "SELECT status, lease_until FROM jobs WHERE worker_id = ?", OTHER) == [
         ("running", until)]
+
+
+def test_a_run_that_waits_says_what_it_waits_for(make_home, llm_server) -> None:
+    """Waiting for a slot must not look like a hang: the caller is told who holds the slots
+    and until when (the CLI prints it on a terminal)."""
+    home, ids = make_home(4, latency=0.0)
+    until = plant_leases(home, CAP, 3600)
+    told: list[str] = []
+    report = Engine.open(home).extract(backend="openai", slot_wait=1, on_wait=told.append)
+    ends = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(until))
+    assert told and told[0] == (
+        f"waiting for an extraction slot: all {CAP} extraction slots are held by other "
+        f"processes ({OTHER} ×{CAP}), leases ending by {ends}; giving up after 1 s with none "
+        "come free")
+    assert report.remaining == 4 and llm_server.chat_requests() == []

@@ -68,7 +68,12 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         if interactive:
             print(f"\r  {done}/{total} sessions", end="", file=sys.stderr, flush=True)
 
-    report = engine.extract(args.ids or None, args.backend, args.limit, progress=progress)
+    def waiting(what: str) -> None:  # a run that waits says why, instead of looking hung
+        if interactive:
+            print(f"\r\033[K  {what}", file=sys.stderr, flush=True)
+
+    report = engine.extract(args.ids or None, args.backend, args.limit, progress=progress,
+                            on_wait=waiting)
     if interactive and report.results:
         print(file=sys.stderr)
     for w in report.warnings:

@@ -116,7 +116,8 @@ class Phase1Runner:
                  *, concurrency: int = CONCURRENCY_LIMIT,
                  cancel: threading.Event | None = None,
                  progress: Progress | None = None,
-                 slot_wait: float | None = None) -> None:
+                 slot_wait: float | None = None,
+                 on_wait: Callable[[str], None] | None = None) -> None:
         self.home = home
         self.store = store
         self.clock = clock
@@ -124,7 +125,8 @@ class Phase1Runner:
         self.concurrency = max(1, concurrency)
         self.cancel = cancel or threading.Event()
         self.progress = progress
-        self.slots = SlotWait(self.concurrency, slot_wait_seconds(slot_wait), self.cancel)
+        self.slots = SlotWait(self.concurrency, slot_wait_seconds(slot_wait), self.cancel,
+                              on_wait)
         self._done = 0
         self._lock = threading.Lock()
         self._local = threading.local()

@@ -55,10 +55,12 @@ class SlotWait:
     was in flight: something outside holds the slots, and nothing says when it will let go.
     """
 
-    def __init__(self, cap: int, limit: float, cancel: threading.Event) -> None:
+    def __init__(self, cap: int, limit: float, cancel: threading.Event,
+                 on_wait: Callable[[str], None] | None = None) -> None:
         self.cap = cap
         self.limit = limit
         self.cancel = cancel
+        self.on_wait = on_wait  # told, in one line, whenever what the run waits for changes
         self.gave_up = ""  # why, once the run stopped waiting
         self._cond = threading.Condition()
         self._active = 0  # this run's extractions in flight
@@ -89,24 +91,41 @@ class SlotWait:
             if self.cancel.is_set():
                 return False
         leases = live_stage1_leases(db, now())
+        told = ""
         with self._cond:
             if self.gave_up:
                 return False
             if leases != self._seen:
                 self._seen = leases
                 self._changed = time.monotonic()
+                told = self._waiting(leases, db.worker_id)
             elif self._active == 0 and time.monotonic() - self._changed >= self.limit:
                 self.gave_up = self._describe(leases, db.worker_id)
                 self._cond.notify_all()
                 return False
+        if told and self.on_wait is not None:
+            self.on_wait(told)
         return True
 
-    def _describe(self, leases: frozenset[Lease], mine: str) -> str:
+    def _holders(self, leases: frozenset[Lease], mine: str) -> tuple[int, str, str]:
+        """How many leases others hold, who ("codex:… ×8"), and when the last one ends."""
         others = [lease for lease in leases if lease[2] != mine]
         who = ", ".join(f"{w or 'unknown'} ×{n}" if n > 1 else (w or "unknown")
                         for w, n in Counter(lease[2] for lease in others).most_common())
-        ends = iso_utc(max((lease[3] for lease in others), default=0)) or "?"
-        if len(others) >= self.cap:
+        return len(others), who, iso_utc(max((lease[3] for lease in others), default=0)) or "?"
+
+    def _waiting(self, leases: frozenset[Lease], mine: str) -> str:
+        n, who, ends = self._holders(leases, mine)
+        if not n:
+            return ""  # only this run's own extractions: a slot comes free as one ends
+        held = (f"all {self.cap} extraction slots are held" if n >= self.cap
+                else f"{n} extraction lease(s) are held")
+        return (f"waiting for an extraction slot: {held} by other processes ({who}), leases "
+                f"ending by {ends}; giving up after {self.limit:g} s with none come free")
+
+    def _describe(self, leases: frozenset[Lease], mine: str) -> str:
+        n, who, ends = self._holders(leases, mine)
+        if n >= self.cap:
             return (f"no extraction slot came free in {self.limit:g} s: all {self.cap} "
                     f"extractions that may run at once are held by other processes ({who}), "
                     f"leases ending by {ends}")
