@@ -319,11 +319,17 @@ class MemdeckApp(App[None]):
             self.post_message(PipelineFinished("failed", None, cancelled=True))
 
     def _pipeline(self, cancel: threading.Event) -> None:
+        seen = [0, 0]  # done, total: so far
+
         def progress(done: int, total: int, result: Any) -> None:
+            seen[:] = [done, total]
             detail = f"{result.outcome}: {result.thread_id[:8]}" if result else "asking the model"
             self.post_message(PipelineProgress("extract", done, total, detail))
 
-        report = self.engine.extract(progress=progress, cancel=cancel)
+        def waiting(what: str) -> None:  # every slot held elsewhere: say so, not a still bar
+            self.post_message(PipelineProgress("extract", seen[0], seen[1], what))
+
+        report = self.engine.extract(progress=progress, cancel=cancel, on_wait=waiting)
         n = report.count("extracted")
         done = f"{n} session{'s' if n != 1 else ''} extracted"
         failed = report.count("failed")

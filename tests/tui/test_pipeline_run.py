@@ -83,3 +83,36 @@ async def test_screen_answers_keys_while_a_slow_model_works_then_cancel(
             assert demo_engine.proposals() == []  # cancelled before consolidation
     finally:
         gate.set()
+
+
+async def test_c_says_what_it_waits_for_when_every_slot_is_held(demo_engine, make_app,
+                                                                monkeypatch) -> None:
+    """Every extraction slot held by another process (Codex): the bar says who holds them
+    and until when, instead of standing still at 0/N."""
+    import sqlite3
+    import time
+    import uuid
+
+    monkeypatch.setenv("MEMDECK_SLOT_WAIT", "1")
+    conn = sqlite3.connect(demo_engine.home.root / "memories_1.sqlite")
+    with conn:
+        for i in range(8):
+            conn.execute("INSERT INTO jobs (kind, job_key, status, worker_id, ownership_token, "
+                         "started_at, lease_until, retry_remaining, input_watermark) VALUES "
+                         "('memory_stage1', ?, 'running', 'codex:other', ?, ?, ?, 3, 0)",
+                         (f"held-{i}", str(uuid.uuid4()), int(time.time()),
+                          int(time.time()) + 3600))
+    conn.close()
+    seen: list[PipelineProgress] = []
+
+    def hook(message: Any) -> None:
+        if isinstance(message, PipelineProgress):
+            seen.append(message)
+
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await settle(app, pilot)
+        await pilot.press("c")
+        await settle(app, pilot)
+        waits = [m.detail for m in seen if m.detail.startswith("waiting for an extraction")]
+        assert waits and "held by other processes (codex:other ×8" in waits[0]
