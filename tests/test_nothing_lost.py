@@ -394,3 +394,23 @@ def test_a_forget_killed_after_its_append_deletes_the_raw_memory_next_time(home:
     assert again.memory_mode == "disabled"
     lines = Path(again.rollout_path).read_text().splitlines()
     assert sum('"memory_mode":"disabled"' in x for x in lines) == 1  # appended once
+
+
+def test_a_change_that_cannot_be_staged_says_so_in_one_line_and_changes_nothing(
+        home: Path) -> None:
+    """Staging that cannot be made (here: `memdeck/staging` is a file) stops an edit before
+    anything moves, with one line."""
+    from memdeck.engine import HomeError
+
+    staging = home / "memdeck" / "staging"
+    if staging.is_dir():
+        staging.rmdir()
+    staging.write_text("not a folder\n")
+    eng = Engine.open(home)
+    v = eng.memory_read("MEMORY.md").version
+    before = root_state(home / "memories")
+    with pytest.raises(HomeError, match="is not a folder of memdeck's") as e:
+        eng.memory_save("MEMORY.md", "x\n", v)
+    assert "\n" not in str(e.value)
+    assert root_state(home / "memories") == before
+    assert staging.read_text() == "not a folder\n"

@@ -36,7 +36,7 @@ from typing import Any
 
 from ..atomic import fsync_dir, write_atomic
 from ..crash_points import crash_point
-from ..errors import MemdeckError
+from ..errors import HomeError, MemdeckError
 from ..phase2.proposals import root_state
 from .swap import exchange
 from .swap import recover as recover_swap
@@ -77,8 +77,14 @@ class Switch:
         change.writer.home.ensure_memdeck_dir()
         change.writer.lock.ensure_across_processes()
         self.id = uuid.uuid4().hex[:12]
-        self.dir = staging_root(change) / self.id
-        self.dir.mkdir(parents=True)
+        staging = staging_root(change)
+        if staging.is_symlink() or (staging.exists() and not staging.is_dir()):
+            raise HomeError(f"{staging} is not a folder of memdeck's; move it aside")
+        self.dir = staging / self.id
+        try:
+            self.dir.mkdir(parents=True)
+        except OSError as e:
+            raise HomeError(f"cannot stage the change in {staging}: {e.strerror}") from None
         self.roots: list[dict[str, Any]] = []
 
     def _add(self, root: Path, base: str | None = None) -> Path:
@@ -92,12 +98,17 @@ class Switch:
         """A staged copy of `root` (its `.git` too, symlinks as links) to change in place;
         `only_git`: an otherwise empty folder holding just the root's `.git`."""
         staged = self._add(root)
-        if root.is_dir() and not only_git:
-            shutil.copytree(root, staged, symlinks=True)
-            return staged
-        staged.mkdir()
-        if (root / ".git").is_dir() and not (root / ".git").is_symlink():
-            shutil.copytree(root / ".git", staged / ".git", symlinks=True)
+        try:
+            if root.is_dir() and not only_git:
+                shutil.copytree(root, staged, symlinks=True)
+                return staged
+            staged.mkdir()
+            if (root / ".git").is_dir() and not (root / ".git").is_symlink():
+                shutil.copytree(root / ".git", staged / ".git", symlinks=True)
+        except (OSError, shutil.Error) as e:  # a full disk, an unreadable file: nothing moved
+            self.discard()
+            raise HomeError(f"cannot stage a copy of {root.name}/ in {self.dir.parent}: "
+                            f"{_why(e)}; nothing was changed") from None
         return staged
 
     def target(self, root: Path, *, base: str | None = None) -> Path:
@@ -150,6 +161,13 @@ class Switch:
         write_atomic(journal_path(self.change), json.dumps(data))
         crash_point("switch.journaled")
         return complete(self.change, data, lease)
+
+
+def _why(e: OSError | shutil.Error) -> str:
+    if isinstance(e, shutil.Error):  # copytree's list of (src, dst, why)
+        first = e.args[0][0] if e.args and e.args[0] else None
+        return str(first[2]) if first else "a file could not be copied"
+    return e.strerror or str(e)
 
 
 def _meanwhile(what: str, root: Path) -> str:
