@@ -43,7 +43,6 @@ from conftest import FIXTURES
 MEMDECK = Path(sys.executable).with_name("memdeck")
 BEGINS = "========= MEMORY_SUMMARY BEGINS =========\n"
 ENDS = "\n========= MEMORY_SUMMARY ENDS ========="
-NOTE = "extensions/ad_hoc/notes/2026-12-03T09-00-00-tea.md"
 FIRST = "01a23054-a1fc-7969-acf0-6947af085e83"  # cli-preferences.jsonl
 SECOND = "01a23aaa-1111-7222-8333-444455556666"  # the same session, another project
 GLOBAL = "memory_consolidate_global"
@@ -192,9 +191,12 @@ def test_codex_reads_and_keeps_what_memdeck_accepted(tmp_path: Path, codex_bin: 
         raw = (root / "raw_memories.md").read_text(encoding="utf-8")
         assert raw.endswith("\n\n") and not raw.endswith("\n\n\n")
 
+    # the note goes in the way every memdeck change does (staged, switched in whole): Codex
+    # must find its baseline `.git` intact and see the note as the only change
+    from memdeck.engine import Engine
+
+    note = Engine.open(home).memory_note("The user drinks tea, never coffee.").path
     age_global_job(home, version)
-    (root / NOTE).parent.mkdir(parents=True, exist_ok=True)
-    (root / NOTE).write_text("The user drinks tea, never coffee.\n", encoding="utf-8")
     cite = (f"From memory.\n<oai-mem-citation>\n<citation_entries>\nmemory_summary.md:1-3|"
             f"note=[projects]\n</citation_entries>\n<rollout_ids>\n{SECOND}\n</rollout_ids>\n"
             "</oai-mem-citation>")
@@ -211,7 +213,7 @@ def test_codex_reads_and_keeps_what_memdeck_accepted(tmp_path: Path, codex_bin: 
     assert job["status"] == "done" and job["last_error"] is None, job
     # 3. ... and saw only the real change: the baseline memdeck made was kept
     assert seen["diff"] is not None
-    assert status_lines(seen["diff"]) == [f"- A {NOTE}"], seen["diff"][:3000]
+    assert status_lines(seen["diff"]) == [f"- A {note}"], seen["diff"][:3000]
     # memdeck left the repository as Codex leaves it: the version file and the empty lock
     assert left_by_memdeck == (b"1\n", True)
     assert (root / ".git" / "codex-baseline-version").read_bytes() == b"1\n"
