@@ -414,3 +414,46 @@ def test_a_change_that_cannot_be_staged_says_so_in_one_line_and_changes_nothing(
     assert "\n" not in str(e.value)
     assert root_state(home / "memories") == before
     assert staging.read_text() == "not a folder\n"
+
+
+def test_a_journal_naming_folders_outside_the_home_is_never_followed(home: Path,
+                                                                      tmp_path: Path) -> None:
+    """A tampered or foreign `change.journal` must not make recovery rename anything that is
+    not this home's memory: it is taken as damage and cleared."""
+    import json
+
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "data.txt").write_text("keep me\n")
+    staged = home / "memdeck" / "staging" / "abc"
+    (staged / "precious").mkdir(parents=True)
+    (home / "memdeck" / "change.journal").write_text(json.dumps({
+        "op": "edit", "id": "abc", "dir": str(staged), "state": "committed", "what": "x",
+        "roots": [{"root": str(outside), "staged": str(staged / "precious"), "base": None,
+                   "new": root_state(staged / "precious")}],
+        "finish": {}, "history": {"origin": "user", "message": "x", "trailers": {}}}))
+    before = root_state(home / "memories")
+    r = run_memdeck(home, "sessions")
+    assert r.returncode == 0 and "cleared a change that was never started" in r.stderr
+    assert (outside / "data.txt").read_text() == "keep me\n"
+    assert root_state(home / "memories") == before
+    assert leftovers(home) == []
+
+
+def test_a_change_whose_staged_rows_are_damaged_says_how_to_give_it_up(home: Path) -> None:
+    """A restore-backup killed once decided, its staged rows then damaged: reads go on, a
+    change says in one line what is wrong and what to do, and doing it frees the home."""
+    eng = Engine.open(home)
+    backup = eng.reset().id
+    killed = run_memdeck(home, "restore-backup", backup, crash_at="switch.journaled")
+    assert killed.returncode == KILLED
+    [rows] = (home / "memdeck" / "staging").glob("*/rows.json")
+    rows.write_text('{"memories_1.sqlite": ')  # cut short
+    assert run_memdeck(home, "sessions").returncode == 0  # a read still works
+    r = run_memdeck(home, "reset", "--yes")
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "cannot finish an interrupted restore backup" in r.stderr
+    assert "move" in r.stderr and "change.journal aside" in r.stderr
+    journal = home / "memdeck" / "change.journal"
+    journal.rename(home / "memdeck" / "change.journal.given-up")
+    assert run_memdeck(home, "reset", "--yes").returncode == 0

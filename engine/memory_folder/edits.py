@@ -295,7 +295,6 @@ def save_file(writer: MemoryFolderWriter, rel: str, text: str,
                                    "save over it") from None
         if current == new:
             return MemorySaved(rel, version_of(new), False, None)
-        change.before()  # what was there (an outside change stays `external`)
         sw = Switch(change, "edit")
         staged = sw.copy_of(home.memory_root)
         try:
@@ -344,7 +343,6 @@ def add_note(writer: MemoryFolderWriter, text: str, kind: str) -> MemoryNote:
     slug = note_slug(text)
     with _writing(writer, "add a note") as change:
         resolve(home, NOTES_DIR.as_posix())  # no symlink on the way in the live root
-        change.before()
         sw = Switch(change, "note")
         notes = sw.copy_of(home.memory_root) / NOTES_DIR
         try:

@@ -230,7 +230,6 @@ def restore(writer: MemoryFolderWriter, rev: str) -> str:
         root = change.history.root
         if not root.is_dir():
             raise HomeError(f"{root.name}/ does not exist; there is nothing to restore into")
-        change.before()
         undone = change.history.consolidations_after(rev)
         sw = Switch(change, "restore")
         try:

@@ -261,6 +261,9 @@ def _no_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> Non
     pass
 
 
+_OPS = ("accept", "restore", "reset", "restore-backup", "forget", "edit", "note")
+
+
 def _finisher(op: str) -> Finisher:
     if op == "accept":
         from .accept import finish_rows as accept_rows
@@ -290,8 +293,10 @@ def recover(change: Change) -> str | None:
     try:
         data = json.loads(journal.read_text(encoding="utf-8"))
         what = str(data["what"])
+        _check_journal(change, data)
     except (ValueError, KeyError, TypeError, OSError):
         # written atomically before anything moved: a damaged journal means nothing did
+        # (and one naming folders that are not memdeck's is never followed)
         shutil.rmtree(staging, ignore_errors=True)
         journal.unlink(missing_ok=True)
         return "cleared a change that was never started"
@@ -299,4 +304,23 @@ def recover(change: Change) -> str | None:
         complete(change, data)
     except ChangedMeanwhile:
         return f"undid an interrupted {what}: the memory folder had changed meanwhile"
+    except MemdeckError as e:
+        raise HomeError(f"cannot finish an interrupted {what} yet: {e}") from None
+    except (OSError, ValueError, KeyError, TypeError) as e:  # its staged data is damaged
+        raise HomeError(f"cannot finish an interrupted {what}: {type(e).__name__}: {e}; to "
+                        f"give it up, move {journal} aside (the memory folder is as it was "
+                        "or as the change left it, and history holds both)") from None
     return f"finished an interrupted {what}"
+
+
+def _check_journal(change: Change, data: dict[str, Any]) -> None:
+    """A journal names only this home's memory roots, staged under memdeck/staging, and an
+    op memdeck knows; anything else is damage (ValueError), never followed."""
+    home = change.writer.home
+    roots = {str(p) for p in (*home.memory_roots_for_reset, home.memory_root)}
+    folder = Path(data["dir"])
+    if folder.parent != staging_root(change) or data["op"] not in _OPS:
+        raise ValueError("not a journal of memdeck's")
+    for r in data["roots"]:
+        if r["root"] not in roots or Path(r["staged"]).parent != folder:
+            raise ValueError("names a folder that is not memdeck's")
