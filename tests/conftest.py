@@ -101,6 +101,23 @@ def plant_secret(home: Path, slug: str = "docs_broken_links") -> None:
     conn.close()
 
 
+def served_demo(path: Path, url: str, *, retries: int = 0, timeout: int | None = None,
+                extracted: bool = False) -> Path:
+    """The demo home, its model endpoint the local test server at `url` (with `retries`
+    and, if given, a request `timeout`), phase 1 run offline first when `extracted`."""
+    from memdeck.engine import Engine, demo_home
+
+    home = demo_home(path)
+    eng = Engine.open(home)
+    if extracted:
+        eng.extract(backend="offline")
+    eng.config_set("memdeck.base_url", url)
+    eng.config_set("memdeck.max_retries", str(retries))
+    if timeout is not None:
+        eng.config_set("memdeck.request_timeout", str(timeout))
+    return home
+
+
 def hold_global_lease(home: Path, seconds: int = 600) -> None:
     """A Codex session consolidating right now: the global job running with a live lease."""
     import sqlite3

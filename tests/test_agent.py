@@ -6,21 +6,17 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import served_demo
 from llm_server import json_reply, server_error, tool_call_reply
 
-from memdeck.engine import Engine, MemdeckError, demo_home
+from memdeck.engine import Engine, MemdeckError
 from memdeck.engine.backends.openai_phase2 import Workspace
 from memdeck.engine.phase2.proposals import root_state
 
 
 @pytest.fixture
 def demo(tmp_path: Path, llm_server) -> Path:
-    home = demo_home(tmp_path / "demo")
-    eng = Engine.open(home)
-    eng.extract(backend="offline")
-    eng.config_set("memdeck.base_url", llm_server.url)
-    eng.config_set("memdeck.max_retries", "0")
-    return home
+    return served_demo(tmp_path / "demo", llm_server.url, extracted=True)
 
 
 def test_agent_edits_the_workspace_into_a_proposal(demo: Path, llm_server) -> None:

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import served_demo
 from llm_server import LLMServer, Reply, json_reply, tool_call_reply
 
-from memdeck.engine import Engine, MemdeckError, demo_home
+from memdeck.engine import Engine, MemdeckError
 from memdeck.engine.backends.openai_client import BackendConfig, build_client
 from memdeck.engine.backends.openai_phase2 import AgentRun, run_agent
 from memdeck.engine.memory_folder.accept import AcceptRefused
@@ -311,11 +312,7 @@ def test_a_note_is_recognised_in_any_spelling() -> None:
 # -- whole consolidations -------------------------------------------------------------------
 @pytest.fixture
 def demo(tmp_path: Path, llm_server) -> Path:
-    home = demo_home(tmp_path / "demo")
-    eng = Engine.open(home)
-    eng.extract(backend="offline")
-    eng.config_set("memdeck.base_url", llm_server.url)
-    eng.config_set("memdeck.max_retries", "0")
+    home = served_demo(tmp_path / "demo", llm_server.url, extracted=True)
     note = home / "memories" / NOTE
     note.parent.mkdir(parents=True, exist_ok=True)
     note.write_text(NOTE_TEXT)

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import served_demo
 from llm_server import json_reply, rate_limited, raw_reply, server_error
 
 from memdeck.engine import Engine, demo_home
@@ -20,12 +21,7 @@ GOOD = {"rollout_summary": "# Django upgrade\n\n## Task 1: upgrade, success\n",
 
 @pytest.fixture
 def demo(tmp_path: Path, llm_server) -> Path:
-    home = demo_home(tmp_path / "demo")
-    eng = Engine.open(home)
-    eng.config_set("memdeck.base_url", llm_server.url)
-    eng.config_set("memdeck.max_retries", "1")
-    eng.config_set("memdeck.request_timeout", "5")
-    return home
+    return served_demo(tmp_path / "demo", llm_server.url, retries=1, timeout=5)
 
 
 def run(capsys, *argv: str) -> tuple[int, dict, str]:

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import served_demo
 from llm_server import LLMServer, Reply, json_reply, status_reply, streamed_reply
 from llm_server import llm_server as llm_server  # noqa: F401  (the fixture)
 
-from memdeck.engine import Engine, demo_home
+from memdeck.engine import Engine
 from memdeck.engine.backends.openai_client import (
     MAX_BODY_BYTES,
     STAGE_ONE_OUTPUT_SCHEMA,
@@ -64,12 +65,7 @@ def run_extract(home: Path, tmp_path: Path) -> tuple[int, dict[str, Any], str, f
 
 @pytest.fixture
 def home(tmp_path: Path, llm_server: LLMServer) -> Path:
-    home = demo_home(tmp_path / "demo")
-    eng = Engine.open(home)
-    eng.config_set("memdeck.base_url", llm_server.url)
-    eng.config_set("memdeck.max_retries", "0")
-    eng.config_set("memdeck.request_timeout", "60")
-    return home
+    return served_demo(tmp_path / "demo", llm_server.url, timeout=60)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")

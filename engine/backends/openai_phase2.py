@@ -26,6 +26,7 @@ from ..phase2 import paths
 from ..phase2.backend import Phase2Result
 from ..phase2.paths import AgentPath, PathRefused
 from .openai_client import BackendConfig, OpenAIBackend
+from .replies import text_problem
 
 if TYPE_CHECKING:
     import openai
@@ -194,13 +195,10 @@ def _required(args: dict[str, Any], key: str) -> object:
 
 def _text_arg(args: dict[str, Any], key: str) -> str:
     value = _required(args, key)
-    if not isinstance(value, str):
-        raise ToolArgumentError(f"`{key}` must be a string")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ToolArgumentError(f"`{key}` is not valid Unicode") from None
-    return value
+    problem = text_problem(value)
+    if problem:
+        raise ToolArgumentError(f"`{key}` {problem}")
+    return str(value)
 
 
 def _read_text(p: AgentPath) -> str:

@@ -177,13 +177,22 @@ def _parse_stage_one(text: str, keys: tuple[str, ...], required: tuple[str, ...]
         v = obj.get(key)
         if key == "rollout_slug" and v is None and null_slug:
             continue
-        if not isinstance(v, str):
-            raise ModelOutputError(f"{key} must be a string, got {_json_kind(v)}")
-        try:
-            v.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ModelOutputError(f"{key} holds an unpaired surrogate (invalid Unicode)") from None
+        problem = text_problem(v)
+        if problem:
+            raise ModelOutputError(f"{key} {problem}")
     return {k: obj.get(k) for k in keys}
+
+
+def text_problem(value: object) -> str:
+    """Why a value the model sent is not text memdeck can write ("" when it is): not a
+    string, or a string that is not valid Unicode (an unpaired surrogate)."""
+    if not isinstance(value, str):
+        return f"must be a string, got {_json_kind(value)}"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds an unpaired surrogate (invalid Unicode)"
+    return ""
 
 
 def parse_tool_calls(raw: list[Any]) -> tuple[ToolCall, ...]:

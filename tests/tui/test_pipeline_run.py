@@ -13,17 +13,25 @@ from memdeck.tui.widgets.pipeline_bar import PipelineBar
 from memdeck.tui.widgets.session_table import SessionTable
 from tests.tui.conftest import SIZE, settle
 
-GOOD = {"rollout_summary": "# Work\n\n## Task 1: done\n", "rollout_slug": "work",
-        "raw_memory": "---\ndescription: work\n---\n\n### Task 1\n- it worked\n"}
 
-
-async def test_c_extracts_consolidates_and_opens_review(demo_engine, make_app) -> None:
+def progress_recorder() -> tuple[list[PipelineProgress], Any]:
+    """The pipeline's progress messages as the app receives them, and the hook that records
+    them (`run_test(message_hook=…)`)."""
     seen: list[PipelineProgress] = []
 
     def hook(message: Any) -> None:
         if isinstance(message, PipelineProgress):
             seen.append(message)
 
+    return seen, hook
+
+
+GOOD = {"rollout_summary": "# Work\n\n## Task 1: done\n", "rollout_slug": "work",
+        "raw_memory": "---\ndescription: work\n---\n\n### Task 1\n- it worked\n"}
+
+
+async def test_c_extracts_consolidates_and_opens_review(demo_engine, make_app) -> None:
+    seen, hook = progress_recorder()
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await settle(app, pilot)
@@ -103,12 +111,7 @@ async def test_c_says_what_it_waits_for_when_every_slot_is_held(demo_engine, mak
                          (f"held-{i}", str(uuid.uuid4()), int(time.time()),
                           int(time.time()) + 3600))
     conn.close()
-    seen: list[PipelineProgress] = []
-
-    def hook(message: Any) -> None:
-        if isinstance(message, PipelineProgress):
-            seen.append(message)
-
+    seen, hook = progress_recorder()
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await settle(app, pilot)
