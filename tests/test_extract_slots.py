@@ -290,3 +290,13 @@ def test_a_run_that_waits_says_what_it_waits_for(make_home, llm_server) -> None:
         f"processes ({OTHER} ×{CAP}), leases ending by {ends}; giving up after 1 s with none "
         "come free")
     assert report.remaining == 4 and llm_server.chat_requests() == []
+
+
+def test_a_slot_wait_that_is_not_a_number_falls_back_to_the_default(monkeypatch) -> None:
+    from memdeck.engine.phase1.slots import SLOT_WAIT_SECONDS, slot_wait_seconds
+
+    for bad in ("soon", "", "nan?", "1e999x"):
+        monkeypatch.setenv("MEMDECK_SLOT_WAIT", bad)
+        assert slot_wait_seconds(None) == SLOT_WAIT_SECONDS
+    monkeypatch.setenv("MEMDECK_SLOT_WAIT", "-5")
+    assert slot_wait_seconds(None) == 0.0

@@ -24,6 +24,7 @@ import os
 import sqlite3
 import tarfile
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -151,8 +152,9 @@ def list_backups(home: CodexHome) -> list[Backup]:
             why = manifest.get("reason")
             out.append(Backup(p.name[: -len(".tar.gz")], float(manifest["created_at"]), p,
                               why if isinstance(why, str) else ""))
-        except (OSError, KeyError, ValueError, tarfile.TarError):
-            continue  # a damaged or foreign file is not offered as a backup
+        except (OSError, KeyError, ValueError, TypeError, EOFError, zlib.error,
+                tarfile.TarError):
+            continue  # a damaged (cut short) or foreign file is not offered as a backup
     out.sort(key=_taken_order, reverse=True)  # newest first
     return out
 
@@ -277,7 +279,8 @@ def _unpack(src: Path, backup_id: str, dest: Path) -> tuple[Path, dict[str, Any]
             safe_extract(tar, members, dest)
             dbs = {name: json.load(tar.extractfile(f"db/{i}.json"))  # type: ignore[arg-type]
                    for i, name in enumerate(manifest["databases"])}
-    except (tarfile.TarError, OSError, ValueError, KeyError, TypeError, EOFError) as e:
+    except (tarfile.TarError, OSError, ValueError, KeyError, TypeError, EOFError,
+            zlib.error) as e:
         raise MemdeckError(f"backup {backup_id} is damaged or unsafe ({type(e).__name__}: "
                            f"{str(e).splitlines()[0] if str(e) else 'unreadable'}); "
                            "nothing was changed") from None
