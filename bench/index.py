@@ -39,6 +39,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memdeck.engine.clock import SystemClock  # the engine's one clock
+
 GEN_VERSION = 2
 MARKER = ".memdeck-bench.json"
 DEFAULT_SESSIONS = 10_000
@@ -555,7 +557,7 @@ def build_home(home: Path, n: int, seed: int, end_date: str, log) -> HomeInfo:
     (home / "config.toml").write_text("[features]\nmemories = true\n")
     t0 = time.perf_counter()
     global _GEN
-    _GEN = (home, build_pools(seed), seed, int(time.time()) - 60)
+    _GEN = (home, build_pools(seed), seed, int(SystemClock().now()) - 60)
     plans = make_plans(n, seed, end_date)
     files: list[str] = []
     sizes: list[int] = []
@@ -860,7 +862,7 @@ def append_lines(home: Path, files: list[str], seed: int, round_no: int,
     if marker_update and marker:
         marker["dirty"] = list(dirty.values())
         _write_marker(home, marker)
-    ts = _ts(int(time.time() * 1000))
+    ts = _ts(int(SystemClock().now() * 1000))
     for rel in chosen:
         tc = _token_count(rng, rng.randint(10_000, 900_000), rng.randint(500, 40_000))
         line = f'{{"timestamp":"{ts}","type":"event_msg","payload":{tc}}}\n'

@@ -33,6 +33,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from llm_server import LLMServer, json_reply  # noqa: E402
 
 from memdeck.engine import Engine  # noqa: E402
+from memdeck.engine.clock import SystemClock  # noqa: E402
 from memdeck.engine.codex.schema import create_memories_db  # noqa: E402
 
 FIXTURE = REPO / "tests" / "fixtures" / "rollouts" / "cli-preferences.jsonl"
@@ -46,7 +47,7 @@ def build_home(root: Path, n: int) -> None:
     day = root / "sessions" / "2026" / "12" / "01"
     day.mkdir(parents=True)
     text = FIXTURE.read_text()
-    idle = time.time() - 8 * 3600
+    idle = SystemClock().now() - 8 * 3600
     for i in range(n):
         tid = str(uuid.UUID(f"01a23054-a1fc-7969-acf0-{i:012x}"))
         p = day / f"rollout-2026-12-01T06-39-42-{tid}.jsonl"

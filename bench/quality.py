@@ -33,13 +33,14 @@ import os
 import re
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from memdeck.engine.clock import SystemClock  # the engine's one clock
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "fixtures" / "quality"
@@ -71,7 +72,7 @@ def thread_meta(path: Path) -> dict[str, Any]:
 def build_home(home: Path, version: str, corpus: Path = CORPUS) -> dict[str, Path]:
     """A Codex home holding the corpus as live sessions; returns file name -> rollout path."""
     placed: dict[str, Path] = {}
-    now = time.time()
+    now = SystemClock().now()
     for i, src in enumerate(corpus_files(corpus)):
         meta = thread_meta(src)
         start = datetime.fromisoformat(meta["timestamp"].replace("Z", "+00:00"))

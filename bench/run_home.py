@@ -14,6 +14,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from memdeck.engine.clock import SystemClock  # the engine's one clock
+
 DAY = 86400
 MAX_AGE_DAYS = 30  # max_unused_days' default: older sessions are not chosen for extraction
 
@@ -68,7 +70,7 @@ def build_run_home(source: Path, want: int, cmd: list[str], env: dict[str, str],
     log(f"run home: {dest} (rollouts hard-linked, {time.perf_counter() - t0:.1f} s); "
         "indexing it")
     rows = _listing(dest, cmd, env)
-    days, hours = choose_rules(rows, want, time.time())
+    days, hours = choose_rules(rows, want, SystemClock().now())
     (dest / "config.toml").write_text(_config(days, hours))
     eligible = sum(r["status"] == "eligible" for r in _listing(dest, cmd, env))
     rules = f"max_rollout_age_days = {days}, min_rollout_idle_hours = {hours}"

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sqlite3
 import statistics
@@ -41,6 +40,7 @@ sys.path[:0] = [str(REPO), str(REPO / "bench")]
 import index as synthetic  # noqa: E402  bench/index.py: the 10,000-session home
 
 from memdeck.engine import Engine  # noqa: E402
+from memdeck.engine.clock import FixedClock  # noqa: E402
 from memdeck.engine.codex.schema import create_memories_db  # noqa: E402
 
 DAY = 86400
@@ -130,7 +130,8 @@ def memory_folder(home: Path, lines: int, thread: str) -> None:
     the stage-1 row of the session they name."""
     memories = home / "memories"
     (memories / "rollout_summaries").mkdir(parents=True)
-    engine = Engine.open(home)
+    clock = FixedClock(T0)
+    engine = Engine.open(home, clock=clock)
     for version in (1, 2, 3):
         text = memory_md(lines, version, thread)
         (memories / "MEMORY.md").write_text(text, encoding="utf-8")
@@ -139,10 +140,8 @@ def memory_folder(home: Path, lines: int, thread: str) -> None:
                 (memories / "rollout_summaries" / f"{summary_stem(block)}.md").write_text(
                     f"thread_id: {thread}\ncwd: /home/dev/shop\n\n# Checkout {block}\n"
                     f"- run `make check` 运行测试\n", encoding="utf-8")
-        when = f"@{T0 + (version - 1) * 10 * DAY} +0000"
-        os.environ["GIT_COMMITTER_DATE"] = os.environ["GIT_AUTHOR_DATE"] = when
+        clock.at = T0 + (version - 1) * 10 * DAY  # the engine's clock dates each state
         engine.record_outside_edits()
-    del os.environ["GIT_COMMITTER_DATE"], os.environ["GIT_AUTHOR_DATE"]
     db = home / "memories_1.sqlite"
     create_memories_db(db)
     with sqlite3.connect(db) as conn:

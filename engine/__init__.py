@@ -202,7 +202,7 @@ class Engine:
 
     @property
     def index(self) -> SessionIndex:
-        return SessionIndex(self.home, self.store)
+        return SessionIndex(self.home, self.store, clock=self.clock)
 
     # -- sessions ---------------------------------------------------------------------
     def refresh(self) -> RefreshStats:
@@ -445,12 +445,12 @@ class Engine:
         `record_outside_edits` first to have the root's current state in it."""
         from .memory_folder.history import History
 
-        return History(self.home).entries()
+        return History(self.home, self.clock).entries()
 
     def history_show(self, commit: str) -> tuple[HistoryEntry, str]:
         from .memory_folder.history import History
 
-        return History(self.home).show(commit)
+        return History(self.home, self.clock).show(commit)
 
     def restore(self, commit: str) -> str:
         """Make the memory root what it was at `commit`, as a new commit; nothing is lost."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import time
 from dataclasses import dataclass, replace
 
 from .redact import redact
@@ -29,10 +28,8 @@ def prompt_hash(text: str) -> str:
 def log_call(conn: sqlite3.Connection, *, backend: str, purpose: str, prompt_name: str,
              prompt_hash: str, model: str | None, thread_id: str | None, input_tokens: int,
              output_tokens: int, duration_ms: int, error: str | None,
-             started_at: float | None = None) -> int:
-    """Record one call; returns the row id. `started_at` defaults to now minus the duration."""
-    if started_at is None:
-        started_at = time.time() - duration_ms / 1000
+             started_at: float) -> int:
+    """Record one call (`started_at` by the engine's clock); returns the row id."""
     if error is not None:
         error = redact(" ".join(error[: MAX_ERROR_CHARS * 20].split()))[:MAX_ERROR_CHARS]
     values = (started_at, backend, purpose, prompt_name, prompt_hash, model, thread_id,

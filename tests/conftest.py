@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from suite_clock import now
 
 REPO = Path(__file__).resolve().parent.parent
 # the rollouts bundled with the tests; MEMDECK_FIXTURES points at another folder of them
@@ -58,7 +58,7 @@ class HomeBuilder:
 
     @staticmethod
     def touch(path: Path, idle_hours: float) -> None:
-        t = time.time() - idle_hours * 3600
+        t = now() - idle_hours * 3600
         os.utime(path, (t, t))
 
     def v1(self) -> HomeBuilder:
@@ -124,6 +124,6 @@ def hold_global_lease(home: Path, seconds: int = 600) -> None:
 
     conn = sqlite3.connect(home / "memories_1.sqlite")
     conn.execute("UPDATE jobs SET status = 'running', worker_id = 'codex-thread', "
-                 "lease_until = ? WHERE job_key = 'global'", (int(time.time()) + seconds,))
+                 "lease_until = ? WHERE job_key = 'global'", (int(now()) + seconds,))
     conn.commit()
     conn.close()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from llm_server import json_reply
+from suite_clock import now
 
 from memdeck.engine import Engine
 from memdeck.engine.codex.schema import create_memories_db
@@ -49,7 +50,7 @@ def make_home(tmp_path: Path, llm_server):
         day = root / "sessions" / "2026" / "12" / "01"
         day.mkdir(parents=True)
         text = FIXTURE.read_text()
-        idle = time.time() - 8 * 3600
+        idle = now() - 8 * 3600
         ids = [session_id(i) for i in range(n)]
         for tid in ids:
             p = day / f"rollout-2026-12-01T06-39-42-{tid}.jsonl"
@@ -72,7 +73,7 @@ def plant_leases(home: Path, n: int, seconds: float, worker: str = OTHER,
                  keys: list[str] | None = None) -> int:
     """`n` stage-1 jobs running under a live lease held by another process, inserted as
     Codex's `try_claim_stage1_job` leaves them. Returns their `lease_until`."""
-    until = int(time.time() + seconds)
+    until = int(now() + seconds)
     conn = sqlite3.connect(home / "memories_v2_1.sqlite")
     with conn:
         for key in keys or [f"0199c0de-0000-7000-8000-{i:012x}" for i in range(n)]:
@@ -91,7 +92,7 @@ def release_leases(home: Path, worker: str = OTHER) -> None:
     with conn:
         conn.execute("UPDATE jobs SET status = 'done', lease_until = NULL, finished_at = ?, "
                      "last_success_watermark = input_watermark WHERE worker_id = ?",
-                     (int(time.time()), worker))
+                     (int(now()), worker))
     conn.close()
 
 
@@ -148,7 +149,7 @@ def test_one_live_codex_lease_no_longer_stops_the_run(make_home, llm_server) -> 
 def test_all_slots_held_then_the_leases_expire(make_home, llm_server) -> None:
     home, ids = make_home(32, latency=0.05)
     stamps: list[float] = []
-    llm_server.handler = lambda body: (stamps.append(time.time()), json_reply(REPLY))[1]
+    llm_server.handler = lambda body: (stamps.append(now()), json_reply(REPLY))[1]
     until = plant_leases(home, CAP, 3)
     code, report, err = extract(home)
     assert code == 0, err
@@ -162,6 +163,8 @@ def test_all_slots_held_then_the_leases_expire(make_home, llm_server) -> None:
 
 OTHER_PROCESS = """
 import sqlite3, sys, time, uuid
+from memdeck.engine.clock import SystemClock
+now = SystemClock().now  # the suite's clock, moved with MEMDECK_CLOCK_SHIFT
 db, n, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 conn = sqlite3.connect(db)
 with conn:
@@ -170,11 +173,11 @@ with conn:
                      "started_at, lease_until, retry_remaining, input_watermark) VALUES "
                      "('memory_stage1', ?, 'running', ?, ?, ?, ?, 3, 1)",
                      (f"0199c0de-other-{i}", sys.argv[4], str(uuid.uuid4()),
-                      int(time.time()), int(time.time()) + 3600))
+                      int(now()), int(now()) + 3600))
 print("held", flush=True)
 time.sleep(hold)
 with conn:
-    released = time.time()
+    released = now()
     conn.execute("UPDATE jobs SET status = 'done', lease_until = NULL, finished_at = ?, "
                  "last_success_watermark = input_watermark WHERE worker_id = ?",
                  (int(released), sys.argv[4]))
@@ -186,7 +189,7 @@ def test_all_slots_held_by_another_process_until_it_releases_them(make_home,
                                                                   llm_server) -> None:
     home, ids = make_home(32, latency=0.05)
     stamps: list[float] = []
-    llm_server.handler = lambda body: (stamps.append(time.time()), json_reply(REPLY))[1]
+    llm_server.handler = lambda body: (stamps.append(now()), json_reply(REPLY))[1]
     other = subprocess.Popen([sys.executable, "-c", OTHER_PROCESS,
                               str(home / "memories_v2_1.sqlite"), str(CAP), "3", OTHER],
                              stdout=subprocess.PIPE, text=True)

@@ -55,7 +55,7 @@ def test_edits_restore_and_show(capsys, demo: Path) -> None:
     memory = demo / "memories" / "MEMORY.md"
     original = memory.read_bytes()
     memory.write_text(memory.read_text() + "- a later fact\n")
-    History(eng.home).snapshot("user", "add a fact")
+    History(eng.home, eng.clock).snapshot("user", "add a fact")
     code, out, _ = run(capsys, "history", "--json", "--home", str(demo))
     rows = json.loads(out)
     assert [r["origin"] for r in rows] == ["user", "start"]

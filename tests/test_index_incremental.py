@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
+from suite_clock import now, written_now
 
 from memdeck.engine import Engine, MemdeckError
 from memdeck.engine import store as engine_store
@@ -43,6 +43,7 @@ def rel(home, path: Path) -> str:
 def append(path: Path, data: bytes) -> None:
     with path.open("ab") as f:
         f.write(data)
+    written_now(path)
 
 
 # --------------------------------------------------------------------------------------
@@ -241,15 +242,15 @@ def pipeline_db(home) -> Path:
 
 def add_output(db: Path, thread_id: str, source_updated_at: int, *, usage: int | None = None,
                selected: bool = False) -> None:
-    now = int(time.time())
+    at = int(now())
     with sqlite3.connect(db) as conn:
         conn.execute(
             "INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory, "
             "rollout_summary, rollout_slug, generated_at, usage_count, last_usage, "
             "selected_for_phase2, selected_for_phase2_source_updated_at) "
             "VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (thread_id, source_updated_at, "- uses MySQL 8.4", "# summary", "mysql", now - 3600,
-             usage, now - 60 if usage else None, int(selected),
+            (thread_id, source_updated_at, "- uses MySQL 8.4", "# summary", "mysql", at - 3600,
+             usage, at - 60 if usage else None, int(selected),
              source_updated_at if selected else None))
     conn.close()
 
@@ -283,22 +284,22 @@ def pipeline_home(home):
 
 def test_pipeline_states(pipeline_home) -> None:
     home, paths, db = pipeline_home
-    now = int(time.time())
+    at = int(now())
     add_output(db, CLI_ID, mtime_s(paths[CLI_ID]), usage=2, selected=True)
-    add_job(db, CLI_ID, "done", finished_at=now - 3600, last_success_watermark=mtime_s(
+    add_job(db, CLI_ID, "done", finished_at=at - 3600, last_success_watermark=mtime_s(
         paths[CLI_ID]), input_watermark=mtime_s(paths[CLI_ID]))
     add_job(db, CITES_ID, "running", worker_id=CODEX_WORKER, ownership_token="tok",
-            started_at=now - 60, lease_until=now + 3600, input_watermark=mtime_s(paths[CITES_ID]))
-    add_job(db, CORRUPT_ID, "error", retry_at=now + 2 * 3600, retry_remaining=2,
+            started_at=at - 60, lease_until=at + 3600, input_watermark=mtime_s(paths[CITES_ID]))
+    add_job(db, CORRUPT_ID, "error", retry_at=at + 2 * 3600, retry_remaining=2,
             last_error="model output failed the schema\nat line 3",
             input_watermark=mtime_s(paths[CORRUPT_ID]))
-    add_job(db, ZST_ID, "done", finished_at=now - 600,
+    add_job(db, ZST_ID, "done", finished_at=at - 600,
             last_success_watermark=mtime_s(paths[ZST_ID]), input_watermark=mtime_s(paths[ZST_ID]))
     add_output(db, DISABLED_ID, mtime_s(paths[DISABLED_ID]))
     with sqlite3.connect(db) as conn:  # phase 2's job must not be taken for a session's
         conn.execute("INSERT INTO jobs (kind, job_key, status, retry_remaining, lease_until) "
                      "VALUES ('memory_consolidate_global', 'global', 'running', 3, ?)",
-                     (now + 3600,))
+                     (at + 3600,))
     conn.close()
 
     engine = Engine.open(home.root)
@@ -326,13 +327,13 @@ def test_pipeline_states(pipeline_home) -> None:
 def test_pipeline_rows_for_an_older_version_of_the_session(pipeline_home) -> None:
     """A row that predates the rollout's last write no longer describes it."""
     home, paths, db = pipeline_home
-    now = int(time.time())
+    at = int(now())
     add_output(db, CLI_ID, mtime_s(paths[CLI_ID]) - 1)
-    add_job(db, CORRUPT_ID, "error", retry_at=now + 3600, last_error="boom",
+    add_job(db, CORRUPT_ID, "error", retry_at=at + 3600, last_error="boom",
             input_watermark=mtime_s(paths[CORRUPT_ID]) - 1)
-    add_job(db, ZST_ID, "done", finished_at=now - 600,
+    add_job(db, ZST_ID, "done", finished_at=at - 600,
             last_success_watermark=mtime_s(paths[ZST_ID]) - 1)
-    add_job(db, CITES_ID, "running", worker_id=CODEX_WORKER, lease_until=now - 10)  # expired
+    add_job(db, CITES_ID, "running", worker_id=CODEX_WORKER, lease_until=at - 10)  # expired
 
     s = by_id(Engine.open(home.root).sessions())
     assert s[CLI_ID].status == "eligible" and "extracted before, changed since" in s[CLI_ID].reason

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memdeck.engine import Engine
+from memdeck.engine.clock import FixedClock
 from memdeck.tui.cli import main
 
 ADA = "01a1f000-0000-7000-8000-00000000a0a0"  # the session the memory came from
@@ -60,12 +61,19 @@ def rollout(tid: str, when: str, entries: list[str], answer: str, cwd: str) -> b
     return ("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n").encode()
 
 
-def commit_state(monkeypatch: pytest.MonkeyPatch, engine: Engine, day: str) -> None:
-    monkeypatch.setenv("GIT_COMMITTER_DATE", f"{day}T00:00:00+00:00")
-    monkeypatch.setenv("GIT_AUTHOR_DATE", f"{day}T00:00:00+00:00")
-    assert engine.record_outside_edits()
-    monkeypatch.delenv("GIT_COMMITTER_DATE")
-    monkeypatch.delenv("GIT_AUTHOR_DATE")
+# the day these tests read the memory on: after the last citation (25 Nov), before ADA's row
+# drops out under max_unused_days = 10 (5 Dec), whatever day the suite runs
+TODAY = "2026-12-01T00:00:00"
+
+
+def on(root: Path, day: str = TODAY) -> Engine:
+    """The engine on `root` with its clock at `day` (UTC)."""
+    return Engine.open(root, clock=FixedClock(ts(day)))
+
+
+def commit_state(root: Path, day: str) -> None:
+    """Record the memory folder in history as it is, committed on `day`."""
+    assert on(root, f"{day}T00:00:00").record_outside_edits()
 
 
 def pipeline_row(root: Path, name: str, tid: str, *, updated: float, generated: float,
@@ -85,16 +93,15 @@ def pipeline_row(root: Path, name: str, tid: str, *, updated: float, generated: 
 
 
 @pytest.fixture
-def changed_home(home, monkeypatch):
+def changed_home(home):
     """A v1 home whose MEMORY.md changed after it was cited: history holds the old version
     (1 Nov) and today's (20 Nov); one session cited the old text (10 Nov), one today's."""
     home.v1()
     mem = home.root / "memories" / "MEMORY.md"
     mem.write_text(OLD, encoding="utf-8")
-    engine = Engine.open(home.root)
-    commit_state(monkeypatch, engine, "2026-11-01")
+    commit_state(home.root, "2026-11-01")
     mem.write_text(NEW, encoding="utf-8")
-    commit_state(monkeypatch, engine, "2026-11-20")
+    commit_state(home.root, "2026-11-20")
     # 10 Nov, against OLD: line 9 (make check-quick), line 10 (MySQL, rewritten since), and a
     # range past the end of the file
     home.write(f"rollout-2026-11-10T10-00-00-{CITER1}.jsonl", rollout(
@@ -109,7 +116,7 @@ def changed_home(home, monkeypatch):
 
 
 def test_a_citation_of_an_older_version_counts_on_the_line_that_moved(changed_home) -> None:
-    u = Engine.open(changed_home.root).line_usage("MEMORY.md")
+    u = on(changed_home.root).line_usage("MEMORY.md")
     by_line = {s.line: s for s in u.lines}
     assert by_line[12].text == "- 运行 `make check-quick` 进行测试"
     assert by_line[12].count == 2  # line 9 on 10 Nov, line 12 on 25 Nov
@@ -120,7 +127,7 @@ def test_a_citation_of_an_older_version_counts_on_the_line_that_moved(changed_ho
 
 
 def test_a_cited_line_since_removed_is_listed_with_its_old_text(changed_home) -> None:
-    u = Engine.open(changed_home.root).line_usage("MEMORY.md")
+    u = on(changed_home.root).line_usage("MEMORY.md")
     removed = {(r.line_start, r.line_end): r for r in u.removed}
     mysql = removed[(10, 10)]
     assert mysql.text == "- the database backend is MySQL 8.4"
@@ -135,13 +142,13 @@ def test_without_history_citations_count_against_the_current_file(home) -> None:
     (home.root / "memories" / "MEMORY.md").write_text(NEW, encoding="utf-8")
     home.write(f"rollout-2026-11-10T10-00-00-{CITER1}.jsonl", rollout(
         CITER1, "2026-11-10T10:00:00", ["MEMORY.md:9-10|note=[测试命令]"], "ok", "/w"))
-    u = Engine.open(home.root).line_usage("MEMORY.md")
+    u = on(home.root).line_usage("MEMORY.md")
     assert [s.line for s in u.lines if s.count] == [9, 10]
     assert u.history_versions == 0 and u.removed == ()
 
 
 def test_citing_sessions_name_the_message_and_its_transcript_item(changed_home) -> None:
-    engine = Engine.open(changed_home.root)
+    engine = on(changed_home.root)
     cited = engine.citing_sessions("MEMORY.md", 12)
     assert [c.thread_id for c in cited] == [CITER2, CITER1]  # newest first
     old = cited[1]
@@ -159,7 +166,7 @@ def test_drop_out_date_follows_max_unused_days(changed_home) -> None:
     last = ts("2026-11-25T10:00:00")
     pipeline_row(changed_home.root, "memories_1.sqlite", ADA, updated=ts("2026-10-30T09:00:00"),
                  generated=ts("2026-10-31T00:00:00"), usage=1, last_usage=last)
-    u = Engine.open(changed_home.root).line_usage("MEMORY.md")
+    u = on(changed_home.root).line_usage("MEMORY.md")
     by_line = {s.line: s for s in u.lines}
     assert by_line[12].drops_out == last + 10 * 86400  # a line of the task, on ADA's row
     assert by_line[4].drops_out == last + 10 * 86400  # the block's header, on the same row
@@ -202,9 +209,7 @@ def test_v2_root_summary_file_rests_on_its_own_thread(home) -> None:
         CITER1, "2026-11-10T10:00:00", [f"{rel}:4-5|note=[money]"], "Decimal.", "/w"))
     pipeline_row(home.root, "memories_v2_1.sqlite", ADA, updated=ts("2026-10-30T09:00:00"),
                  generated=ts("2026-10-31T00:00:00"))
-    from memdeck.engine.clock import FixedClock
-
-    engine = Engine.open(home.root, clock=FixedClock(ts("2026-12-03T00:00:00")))
+    engine = on(home.root, "2026-12-03T00:00:00")
     u = engine.line_usage(rel)
     assert u.version == "v2"
     assert [s.count for s in u.lines] == [0, 0, 0, 1, 1]
@@ -217,7 +222,7 @@ def test_raw_memory_cited_before_it_existed_says_why_its_count_is_lower(changed_
     pipeline_row(changed_home.root, "memories_1.sqlite", ADA, updated=ts("2026-11-14T09:00:00"),
                  generated=ts("2026-11-15T00:00:00"), usage=1,
                  last_usage=ts("2026-11-25T10:00:00"))
-    engine = Engine.open(changed_home.root)
+    engine = on(changed_home.root)
     engine.refresh()
     [row] = engine.memories().rows
     assert row.citation_note == "1 citation before this row existed (Codex counts only later ones)"

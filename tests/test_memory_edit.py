@@ -30,7 +30,7 @@ def eng(tmp_path: Path) -> Engine:
 
 
 def origins(eng: Engine) -> list[str]:
-    return [e.origin for e in History(eng.home).entries()]
+    return [e.origin for e in History(eng.home, eng.clock).entries()]
 
 
 def leftovers(root: Path) -> list[str]:
@@ -145,7 +145,7 @@ def test_save_writes_and_records_a_user_edit(eng: Engine) -> None:
     assert saved.changed and saved.commit
     assert path.read_text() == f.text + "- prefers tabs\n"
     assert eng.memory_read("MEMORY.md").version == saved.version
-    history = History(eng.home).entries()
+    history = History(eng.home, eng.clock).entries()
     assert history[0].origin == "user" and history[0].summary == "edit MEMORY.md"
     assert history[0].commit == saved.commit
     # the demo's root as memdeck found it was recorded before the edit, as `start`
@@ -154,23 +154,23 @@ def test_save_writes_and_records_a_user_edit(eng: Engine) -> None:
 
 
 def test_an_outside_change_before_the_edit_stays_external(eng: Engine) -> None:
-    History(eng.home).snapshot()
+    History(eng.home, eng.clock).snapshot()
     summary = eng.home.memory_root / "memory_summary.md"
     summary.write_text(summary.read_text() + "- added by another tool\n")
     f = eng.memory_read("MEMORY.md")
     eng.memory_save("MEMORY.md", f.text + "- mine\n", f.version)
-    entries = History(eng.home).entries()
+    entries = History(eng.home, eng.clock).entries()
     assert [e.origin for e in entries[:2]] == ["user", "external"]
-    _, patch = History(eng.home).show(entries[0].commit)
+    _, patch = History(eng.home, eng.clock).show(entries[0].commit)
     assert "MEMORY.md" in patch and "memory_summary.md" not in patch
 
 
 def test_saving_unchanged_text_writes_nothing(eng: Engine) -> None:
     f = eng.memory_read("MEMORY.md")
-    n = len(History(eng.home).entries())
+    n = len(History(eng.home, eng.clock).entries())
     saved = eng.memory_save("MEMORY.md", f.text, f.version)
     assert not saved.changed and saved.commit is None
-    assert len(History(eng.home).entries()) == n
+    assert len(History(eng.home, eng.clock).entries()) == n
 
 
 def test_conflict_when_the_file_changed_on_disk(eng: Engine) -> None:
@@ -186,9 +186,9 @@ def test_conflict_when_the_file_changed_on_disk(eng: Engine) -> None:
     # keeping mine: save again from the version on disk; both states stay in history
     saved = eng.memory_save("MEMORY.md", f.text + "- mine\n", c.disk_version)
     assert path.read_text() == f.text + "- mine\n"
-    entries = History(eng.home).entries()
+    entries = History(eng.home, eng.clock).entries()
     assert entries[0].origin == "user" and entries[0].commit == saved.commit
-    _, patch = History(eng.home).show(entries[1].commit)
+    _, patch = History(eng.home, eng.clock).show(entries[1].commit)
     assert "+- written by Codex meanwhile" in patch
 
 
@@ -211,7 +211,7 @@ def test_a_new_file_needs_no_base_and_refuses_to_replace_one(eng: Engine) -> Non
 def test_a_secret_is_refused_with_its_line(eng: Engine) -> None:
     path = eng.home.memory_root / "MEMORY.md"
     f = eng.memory_read("MEMORY.md")
-    n = len(History(eng.home).entries())
+    n = len(History(eng.home, eng.clock).entries())
     text = f.text + f"- the deploy key is {FAKE_GITHUB_TOKEN}\n"
     line = text.splitlines().index(f"- the deploy key is {FAKE_GITHUB_TOKEN}") + 1
     with pytest.raises(SecretInText) as err:
@@ -220,7 +220,7 @@ def test_a_secret_is_refused_with_its_line(eng: Engine) -> None:
     assert f"MEMORY.md line {line}" in msg and "\n" not in msg
     assert FAKE_GITHUB_TOKEN not in msg
     assert path.read_text() == f.text
-    assert len(History(eng.home).entries()) == n
+    assert len(History(eng.home, eng.clock).entries()) == n
 
 
 def test_a_failed_write_leaves_the_file_and_no_temp_file(eng: Engine, monkeypatch) -> None:
@@ -280,7 +280,7 @@ def test_note_is_named_as_codex_names_them_and_recorded(eng: Engine) -> None:
     assert NOTE_NAME.match(note.path.rsplit("/", 1)[1])
     disk = eng.home.memory_root / note.path
     assert disk.read_text() == "Remember: The staging DB moved to db-3 (Nov 2026)!\n"
-    entries = History(eng.home).entries()
+    entries = History(eng.home, eng.clock).entries()
     assert entries[0].origin == "user" and entries[0].summary == (
         "note: the-staging-db-moved-to-db-3-nov-2026")
     assert note.path in [f.path for f in eng.memory_files() if f.kind == "note"]

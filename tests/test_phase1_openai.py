@@ -116,6 +116,9 @@ def test_unreachable_endpoint_is_one_line(capsys, tmp_path: Path) -> None:
 
 def test_ctrl_c_stops_at_once_and_the_next_run_takes_the_sessions_back(
         capsys, demo: Path, llm_server) -> None:
+    """Ctrl-C while the model is slow: memdeck leaves at once instead of waiting for replies
+    that would come only after its 10-minute request timeout. The bounds are what a user
+    would call hung, not a figure: they hold on a machine busy on every core."""
     import signal
     import subprocess
     import sys
@@ -123,17 +126,23 @@ def test_ctrl_c_stops_at_once_and_the_next_run_takes_the_sessions_back(
 
     from llm_server import slow_reply
 
-    llm_server.handler = lambda body: slow_reply(30)
+    Engine.open(demo).config_set("memdeck.request_timeout", "600")
+    llm_server.handler = lambda body: slow_reply(900)
     proc = subprocess.Popen([sys.executable, "-m", "memdeck.tui.cli", "extract", "--home",
                              str(demo)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while llm_server.in_flight < 2:
         assert time.monotonic() < deadline, "the extraction never reached the server"
+        assert proc.poll() is None, proc.stderr.read()
         time.sleep(0.05)
-    t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(10) == 130 and time.monotonic() - t0 < 5
+    try:
+        code = proc.wait(60)  # the replies it was waiting for are 900 s away
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("extract went on after Ctrl-C, waiting for the model") from None
+    assert code == 130
     assert proc.stderr.read().strip().splitlines()[-1] == "memdeck: interrupted"
 
     llm_server.handler = lambda body: json_reply(GOOD)

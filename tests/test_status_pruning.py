@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
+from suite_clock import now
 
 from memdeck.engine import Engine
 from memdeck.engine.clock import FixedClock
@@ -97,7 +97,7 @@ def test_too_old_to_keep_is_said_before_extracting_and_pruned_after(
     s = listed(capsys, home.root)[CLI_ID]
     assert s["status"] == "pruned"
     assert s["reason"] == (
-        f"pruned {local_date(time.time())}: unused for 40.0 d > max_unused_days = 30 (never "
+        f"pruned {local_date(now())}: unused for 40.0 d > max_unused_days = 30 (never "
         "cited, not in the last consolidation); extracted again only if the session changes")
     assert "nothing durable" not in s["reason"]
 
@@ -120,7 +120,7 @@ def test_a_fresh_memory_pruned_by_an_extract_a_month_later(home) -> None:
     [s] = Engine.open(home.root).sessions()
     assert s.reason.startswith("raw memory extracted") and "waiting for consolidation" in s.reason
 
-    later = FixedClock(time.time() + 31 * DAY)
+    later = FixedClock(now() + 31 * DAY)
     eng = Engine.open(home.root, clock=later)
     [s] = eng.sessions()
     assert s.status == "extracted" and "never to be consolidated" in s.reason
@@ -140,7 +140,7 @@ def test_pruned_by_codex_after_memdeck_extracted_it(home) -> None:
     db = codex_db(home)
     home.add("cli-preferences.jsonl", idle_hours=8)
     Engine.open(home.root).extract(backend="offline")
-    later = time.time() + 40 * DAY
+    later = now() + 40 * DAY
     conn = sqlite3.connect(db)  # Codex's own statement, not memdeck's prune
     with conn:
         conn.execute("DELETE FROM stage1_outputs WHERE selected_for_phase2 = 0 AND "
@@ -162,7 +162,7 @@ def _codex_extracted_nothing(home, idle_days: float, finished_days_ago: float) -
     codex_db(home)
     db = PipelineDB.open(CodexHome(home.root))
     wm = int(path.stat().st_mtime)
-    done = int(time.time() - finished_days_ago * DAY)
+    done = int(now() - finished_days_ago * DAY)
     db.conn.execute(
         "INSERT INTO jobs (kind, job_key, status, worker_id, started_at, finished_at, "
         "retry_remaining, input_watermark, last_success_watermark) VALUES "
@@ -195,7 +195,7 @@ def test_memdecks_own_no_output_stays_nothing_durable_however_old(home) -> None:
     [s] = eng.sessions()
     report = eng.extract([s.id or ""], backend="offline")
     assert [r.outcome for r in report.results] == ["no_output"]
-    [s] = Engine.open(home.root, clock=FixedClock(time.time() + DAY)).sessions()
+    [s] = Engine.open(home.root, clock=FixedClock(now() + DAY)).sessions()
     assert s.status == "no_output" and s.reason.endswith(": nothing durable to remember")
 
 
@@ -214,7 +214,7 @@ def test_a_prune_record_from_before_a_reset_is_not_evidence(home) -> None:
     db.conn.execute("DELETE FROM jobs")  # Codex's reset
     s = eng.sessions()[0]
     assert s.status == "too_old_to_keep"
-    later = int(time.time()) + 60
+    later = int(now()) + 60
     claim = db.claim_stage1(CLI_ID, s.updated_at, later, 2).claim
     assert claim is not None
     db.stage1_no_output(claim, later)

@@ -22,7 +22,7 @@ class Recorder:
             self.events.append(event)
             self.cond.notify_all()
 
-    def wait_for(self, kind: str, match=lambda e: True, timeout: float = 20.0):
+    def wait_for(self, kind: str, match=lambda e: True, timeout: float = 60.0):
         deadline = time.monotonic() + timeout
         with self.cond:
             while True:

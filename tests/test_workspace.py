@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from suite_clock import now
 
 from memdeck.engine import Engine, demo_home
 from memdeck.engine.phase2.workspace import (
@@ -35,7 +37,7 @@ def _select(home: Path, limit: int = 256) -> list:
     sessions = {s.id: s for s in eng.sessions() if s.id}
     conn = sqlite3.connect(home / "memories_1.sqlite")
     try:
-        return select_inputs(conn, sessions, limit, 30, int(time.time()))
+        return select_inputs(conn, sessions, limit, 30, int(now()))
     finally:
         conn.close()
 
@@ -161,6 +163,11 @@ def test_raw_memories_are_byte_identical_to_codex(tmp_path: Path) -> None:
     assert len(list((tmp_path / "v2" / "rollout_summaries").glob("*.md"))) == 2
 
 
+def note_stamp(name: str) -> float:
+    """The time a note's name starts with (`2026-12-03T15-55-30-…`), in epoch seconds."""
+    return datetime.strptime(name[:19], "%Y-%m-%dT%H-%M-%S").replace(tzinfo=UTC).timestamp()
+
+
 def test_the_notes_a_consolidation_takes_in_are_the_new_and_changed_ones(extracted: Path,
                                                                          tmp_path: Path) -> None:
     """docs/codex-format.md "Extensions and notes": the workspace diff lists a note added or
@@ -178,13 +185,16 @@ def test_the_notes_a_consolidation_takes_in_are_the_new_and_changed_ones(extract
         return [(n.path.rsplit("/", 1)[-1], n.kind) for n in pending_notes(ws)]
 
     assert pending() == [(demo_note.name, "remember")]
-    reset_codex_baseline(ws, time.time())  # what an accepted consolidation leaves
+    reset_codex_baseline(ws, now())  # what an accepted consolidation leaves
     assert pending() == []
-    (notes / "2026-12-03T09-00-00-printer.md").write_text("Forget: the printer in room 4\n")
+    # a note the user adds an hour after the demo's, named as memdeck and Codex name notes
+    later = note_stamp(demo_note.name) + 3600
+    printer = f"{datetime.fromtimestamp(later, UTC):%Y-%m-%dT%H-%M-%S}-printer.md"
+    (notes / printer).write_text("Forget: the printer in room 4\n")
     demo_note.write_text(demo_note.read_text() + "Forget: the old staging host\n")
     (notes / "sub").mkdir()
-    (notes / "sub" / "2026-12-03T09-00-00-x.md").write_text("Remember: not a note\n")
+    (notes / "sub" / printer).write_text("Remember: not a note\n")
     assert pending() == [(demo_note.name, "remember"), (demo_note.name, "forget"),
-                         ("2026-12-03T09-00-00-printer.md", "forget")]
+                         (printer, "forget")]
     (ws / DIFF_FILE).unlink()
     assert pending_notes(ws) == []  # no diff file: nothing is known to be new

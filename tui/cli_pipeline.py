@@ -357,14 +357,13 @@ def cmd_accept(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
 
 
 def cmd_watch(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
-    import time
-
     def show(event: Any) -> None:
+        now = engine.clock.now()
         if args.json:
-            sys.stdout.write(json.dumps({"time": iso_utc(time.time()), "kind": event.kind,
+            sys.stdout.write(json.dumps({"time": iso_utc(now), "kind": event.kind,
                                          "detail": event.detail}) + "\n")
         else:
-            sys.stdout.write(f"{time_of_day(time.time())}  {event.kind:15} {event.detail}\n")
+            sys.stdout.write(f"{time_of_day(now)}  {event.kind:15} {event.detail}\n")
         sys.stdout.flush()
 
     auto = engine.config_get("memdeck.auto_extract").value

@@ -284,5 +284,6 @@ class OpenAIPhase2(OpenAIBackend):
                      prompt_hash=prompt_hash(prompt), model=self.model, thread_id=None,
                      input_tokens=run.input_tokens if run else 0,
                      output_tokens=run.output_tokens if run else 0,
-                     duration_ms=int((time.perf_counter() - started) * 1000), error=error)
+                     duration_ms=int((time.perf_counter() - started) * 1000), error=error,
+                     started_at=now)
         return Phase2Result(self.model, run.input_tokens, run.output_tokens, prompt_hash(prompt))

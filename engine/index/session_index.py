@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..clock import Clock, SystemClock
 from ..codex.home import CodexHome
 from ..codex.line_problems import LEGACY_FORMAT
 from ..redact import redact
@@ -158,9 +159,9 @@ def discover(home: CodexHome) -> list[RolloutFile]:
     return found
 
 
-def _scan_batch(items: list[ScanItem]) -> list[StoredRow]:
-    """Scan files and return finished index rows (runs in pool workers)."""
-    now = time.time()
+def _scan_batch(items: list[ScanItem], now: float) -> list[StoredRow]:
+    """Scan files and return finished index rows (runs in pool workers); `now` is the
+    engine clock's time the scan started, recorded as each row's `indexed_at`."""
     out = []
     for f, prior_json in items:
         prior = ScanState.from_dict(json.loads(prior_json)) if prior_json else None
@@ -168,8 +169,8 @@ def _scan_batch(items: list[ScanItem]) -> list[StoredRow]:
     return out
 
 
-def _collect(pool: ProcessPoolExecutor,
-             futures: dict[Future[list[StoredRow]], list[ScanItem]]) -> Iterator[list[StoredRow]]:
+def _collect(pool: ProcessPoolExecutor, futures: dict[Future[list[StoredRow]], list[ScanItem]],
+             now: float) -> Iterator[list[StoredRow]]:
     from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
 
@@ -178,7 +179,7 @@ def _collect(pool: ProcessPoolExecutor,
             try:
                 yield fut.result()
             except BrokenProcessPool:  # a worker died (out of memory?): finish in-process
-                yield _scan_batch(futures[fut])
+                yield _scan_batch(futures[fut], now)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -217,9 +218,11 @@ def _start_resource_tracker() -> None:
 
 
 class SessionIndex:
-    def __init__(self, home: CodexHome, store: Store, workers: int | None = None) -> None:
+    def __init__(self, home: CodexHome, store: Store, workers: int | None = None,
+                 clock: Clock | None = None) -> None:
         self.home = home
         self.store = store
+        self.clock = clock or SystemClock()
         self.last_refresh: RefreshStats | None = None
         self.workers = workers if workers is not None else min(4, os.cpu_count() or 1)
 
@@ -293,6 +296,7 @@ class SessionIndex:
     def _run_scans(self, files: list[RolloutFile],
                    priors: dict[str, str | None]) -> Iterator[list[StoredRow]]:
         """Start scanning now; the returned iterator yields rows batch by batch."""
+        now = self.clock.now()
         items = [(f, priors.get(f.rel)) for f in sorted(files, key=lambda f: f.size,
                                                          reverse=True)]
         total = sum(f.size for f in files)
@@ -304,12 +308,12 @@ class SessionIndex:
 
             try:
                 pool = ProcessPoolExecutor(self.workers, mp_context=_pool_context())
-                futures = {pool.submit(_scan_batch, b): b for b in batches}
+                futures = {pool.submit(_scan_batch, b, now): b for b in batches}
             except (OSError, RuntimeError, ValueError) as e:  # no processes here: in-process
                 log.warning("parallel scan unavailable (%s); scanning in one process", e)
             else:
-                return _collect(pool, futures)
-        return iter([_scan_batch(items)] if items else [])
+                return _collect(pool, futures, now)
+        return iter([_scan_batch(items, now)] if items else [])
 
     # -- reading ----------------------------------------------------------------------
     def _rows(self) -> list[ListedRow]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..clock import Clock
 from ..codex.home import CodexHome
 from ..crash_points import crash_point
 from ..errors import HomeError, NotFound
@@ -49,17 +50,27 @@ class HistoryEntry:
         return ORIGIN_LABEL.get(self.origin, "outside")
 
 
-def _env() -> dict[str, str]:
-    return {"GIT_AUTHOR_NAME": AUTHOR[0], "GIT_AUTHOR_EMAIL": AUTHOR[1],
-            "GIT_COMMITTER_NAME": AUTHOR[0], "GIT_COMMITTER_EMAIL": AUTHOR[1],
-            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+def _env(when: float) -> dict[str, str]:
+    env = {"GIT_AUTHOR_NAME": AUTHOR[0], "GIT_AUTHOR_EMAIL": AUTHOR[1],
+           "GIT_COMMITTER_NAME": AUTHOR[0], "GIT_COMMITTER_EMAIL": AUTHOR[1],
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"@{int(when)} +0000"
+    return env
 
 
 class History:
-    def __init__(self, home: CodexHome) -> None:
+    """memdeck's history repository of one home. `clock` (the engine's) dates the commits it
+    makes, never git's own clock: a state committed "now" is as old as every other age
+    memdeck shows."""
+
+    def __init__(self, home: CodexHome, clock: Clock) -> None:
         self.home = home
         self.root = home.memory_root
         self.gitdir = home.history_git
+        self.clock = clock
+
+    def _when(self) -> float:
+        return self.clock.now()
 
     def _repo(self, work_tree: Path | None = None) -> Any:
         """The history repository, its work tree the live root (or `work_tree`). Made when
@@ -77,7 +88,7 @@ class History:
         with _damaged(self.gitdir):
             repo = git.Repo(self.gitdir, search_parent_directories=False)
         repo.git.update_environment(GIT_WORK_TREE=str(work_tree or self.root),
-                                    GIT_DIR=str(self.gitdir), **_env())
+                                    GIT_DIR=str(self.gitdir), **_env(self._when()))
         return repo
 
     def _check_gitdir(self) -> None:
@@ -146,7 +157,7 @@ class History:
         if not (self.gitdir / "HEAD").exists():
             return None
         with _damaged(self.gitdir), git.Repo(self.gitdir) as repo:
-            repo.git.update_environment(GIT_DIR=str(self.gitdir), **_env())
+            repo.git.update_environment(GIT_DIR=str(self.gitdir), **_env(self._when()))
             if not self._has_head(repo) or not list(repo.head.commit.tree.traverse()):
                 return None
             origin = origin or "external"

@@ -20,6 +20,7 @@ import os
 import time
 from pathlib import Path
 
+from ..clock import kernel_now
 from ..errors import HomeError
 from .writer import MemoryFolderWriter
 
@@ -70,7 +71,7 @@ def _clear_git_locks(gitdir: Path) -> list[str]:
 
 def _age(p: Path) -> float:
     try:
-        return time.time() - p.stat().st_mtime
+        return kernel_now() - p.stat().st_mtime
     except OSError:
         return YOUNG_LOCK_SECONDS
 

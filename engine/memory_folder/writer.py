@@ -48,7 +48,7 @@ class Change:
 
     def __init__(self, writer: MemoryFolderWriter) -> None:
         self.writer = writer
-        self.history = History(writer.home)
+        self.history = History(writer.home, writer.clock)
 
     @contextmanager
     def lease(self, purpose: str) -> Iterator[Lease]:

@@ -241,6 +241,7 @@ class Phase1Runner:
         tid = claim.thread_id
         now = lambda: int(self.clock.now())  # noqa: E731
         started = time.perf_counter()
+        started_at = self.clock.now()
         try:
             build = build_input_v2 if self.version == "v2" else build_input
             out = self.backend.extract(build(read_rollout(s.rollout_path)), s)
@@ -248,10 +249,10 @@ class Phase1Runner:
             failure = e if isinstance(e, MemdeckError) else None
             # redacted here, so what is printed is what is stored (it may quote the model)
             error = redact(str(e) if failure is not None else f"{type(e).__name__}: {e}")
-            self._log(s, started, None, error, failure)
+            self._log(s, started, started_at, None, error, failure)
             db.stage1_failed(claim, now(), error)
             return ExtractResult(tid, s.rollout_path, "failed", error)
-        self._log(s, started, out, None)
+        self._log(s, started, started_at, out, None)
         raw, summary = redact(out.raw_memory), redact(out.rollout_summary)
         slug = redact(out.rollout_slug) if out.rollout_slug else None
         if self.version == "v2":
@@ -274,7 +275,7 @@ class Phase1Runner:
                   else f"{len(raw)} bytes of raw memory")
         return ExtractResult(tid, s.rollout_path, "extracted", detail)
 
-    def _log(self, s: Session, started: float, out: Phase1Output | None,
+    def _log(self, s: Session, started: float, started_at: float, out: Phase1Output | None,
              error: str | None, failure: Exception | None = None) -> None:
         from memdeck import prompts
 
@@ -289,7 +290,8 @@ class Phase1Runner:
                      getattr(failure, "input_tokens", 0),
                      output_tokens=out.output_tokens if out else
                      getattr(failure, "output_tokens", 0),
-                     duration_ms=int((time.perf_counter() - started) * 1000), error=error)
+                     duration_ms=int((time.perf_counter() - started) * 1000), error=error,
+                     started_at=started_at)
         except Exception:  # noqa: BLE001 - the log must never fail an extraction
             pass
 

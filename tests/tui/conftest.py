@@ -35,14 +35,6 @@ def _still_screen(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def fixed_git_dates(monkeypatch: pytest.MonkeyPatch) -> None:
-    """History commits get the fixed time (and so stable hashes) for snapshots."""
-    stamp = f"@{int(FIXED_NOW)} +0000"
-    monkeypatch.setenv("GIT_AUTHOR_DATE", stamp)
-    monkeypatch.setenv("GIT_COMMITTER_DATE", stamp)
-
-
-@pytest.fixture
 def demo_engine(tmp_path: Path) -> Engine:
     """The bundled demo Codex home, built and read at FIXED_NOW."""
     clock = FixedClock(FIXED_NOW)

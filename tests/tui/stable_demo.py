@@ -2,7 +2,8 @@
 
 The demo's memory files quote the home's absolute path (rollout_path=…), so under pytest's
 numbered `tmp_path` both the diffs on screen and the history's commit hashes change from run
-to run even with `fixed_git_dates`. Built at the same path every time they do not."""
+to run even though the engine's fixed clock dates every commit. Built at the same path every
+time they do not."""
 
 from __future__ import annotations
 
@@ -24,12 +25,19 @@ STABLE_ROOT = (Path("/tmp") if Path("/tmp").is_dir() else Path(tempfile.gettempd
 
 @pytest.fixture
 def stable_engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
-    """`demo_engine`, but at <tmp>/memdeck-tui-snapshots/<test name>/demo-home."""
+    """`demo_engine`, but at <tmp>/memdeck-tui-snapshots/<test name>/demo-home. Two suites
+    running at once (tests/test_any_date.py runs some beside the main one) take turns at the
+    same path: a lock file beside it is held for the test's whole run."""
+    import fcntl
+
     where = STABLE_ROOT / request.node.name
-    shutil.rmtree(where, ignore_errors=True)
-    clock = FixedClock(FIXED_NOW)
-    yield Engine.open(demo_home(where / "demo-home", clock), clock=clock)
-    shutil.rmtree(where, ignore_errors=True)
+    STABLE_ROOT.mkdir(exist_ok=True)
+    with open(STABLE_ROOT / f"{request.node.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(where, ignore_errors=True)
+        clock = FixedClock(FIXED_NOW)
+        yield Engine.open(demo_home(where / "demo-home", clock), clock=clock)
+        shutil.rmtree(where, ignore_errors=True)
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ def make_history(engine: Engine) -> dict[str, str]:
     engine.accept(engine.consolidate().id)
     states["consolidation"] = memory.read_text()
     memory.write_text(memory.read_text().replace(USER_LINE, USER_EDIT))
-    History(engine.home).snapshot("user", "edit MEMORY.md: staging runs MySQL 8.0")
+    History(engine.home, engine.clock).snapshot("user", "edit MEMORY.md: staging runs MySQL 8.0")
     states["user"] = memory.read_text()
     note = engine.home.memory_root / "extensions" / "ad_hoc" / "notes" / "outside.md"
     note.write_text("written by another tool\n")
@@ -48,7 +48,7 @@ def diff_text(view: DiffView) -> str:
 
 
 async def test_lists_commits_with_origins_and_shows_the_selected_diff(
-        demo_engine, make_app, fixed_git_dates) -> None:
+        demo_engine, make_app) -> None:
     make_history(demo_engine)
     app = make_app(demo_engine, initial="history")
     async with app.run_test(size=SIZE) as pilot:
@@ -180,7 +180,7 @@ async def test_a_big_diff_is_drawn_lazily(demo_engine, make_app) -> None:
 
 
 def test_snapshot_history_with_a_diff(stable_engine, make_app, snap_compare,
-                                      fixed_git_dates, fixed_proposal_ids) -> None:
+                                      fixed_proposal_ids) -> None:
     make_history(stable_engine)
 
     async def run_before(pilot: Any) -> None:

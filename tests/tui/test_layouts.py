@@ -51,7 +51,7 @@ async def open_view(pilot: Any, view: str) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("view", VIEWS)
 def test_layout_snapshot(view, size, stable_engine, make_app, snap_compare,
-                         fixed_git_dates, fixed_proposal_ids) -> None:
+                         fixed_proposal_ids) -> None:
     initial = prepare(stable_engine, view)
 
     async def run_before(pilot: Any) -> None:

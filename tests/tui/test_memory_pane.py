@@ -38,7 +38,7 @@ def title(app: Any) -> str:
 
 
 def origins(engine: Any) -> list[str]:
-    return [e.origin for e in History(engine.home).entries()]
+    return [e.origin for e in History(engine.home, engine.clock).entries()]
 
 
 def errors(app: Any) -> list[str]:
@@ -104,7 +104,7 @@ async def test_edit_and_save_writes_the_file_and_a_user_commit(demo_engine, make
         await settle(app, pilot)
         assert (root(demo_engine) / "MEMORY.md").read_text() == "# Note: \n" + before
         assert origins(demo_engine)[0] == "user"
-        assert History(demo_engine.home).entries()[0].summary == "edit MEMORY.md"
+        assert History(demo_engine.home, demo_engine.clock).entries()[0].summary == "edit MEMORY.md"
         assert editor.read_only and not app.query_one(MemoryFileList).disabled
         assert "MemoryChanged" in seen
         assert not errors(app)
@@ -159,9 +159,9 @@ async def test_conflict_shows_both_diffs_and_keep_mine_overwrites(demo_engine,
         await settle(app, pilot)
         path = root(demo_engine) / "MEMORY.md"
         assert path.read_text() == "MINE " + opened
-        entries = History(demo_engine.home).entries()
+        entries = History(demo_engine.home, demo_engine.clock).entries()
         assert entries[0].origin == "user"
-        _, patch = History(demo_engine.home).show(entries[1].commit)
+        _, patch = History(demo_engine.home, demo_engine.clock).show(entries[1].commit)
         assert "+- written outside while editing" in patch  # the other version is kept
         assert app.query_one(MemoryEditor).read_only
 
@@ -195,7 +195,7 @@ async def test_a_secret_is_refused_with_one_error(demo_engine, make_app) -> None
     async with app.run_test(size=SIZE) as pilot:
         await open_memory(app, pilot)
         disk = (root(demo_engine) / "memory_summary.md").read_text()
-        n = len(History(demo_engine.home).entries())
+        n = len(History(demo_engine.home, demo_engine.clock).entries())
         await pilot.press("e")
         app.query_one(MemoryEditor).insert(f"token: {FAKE_GITHUB_TOKEN}\n")
         await pilot.press("ctrl+s")
@@ -204,7 +204,7 @@ async def test_a_secret_is_refused_with_one_error(demo_engine, make_app) -> None
         assert "memory_summary.md line 1 holds a secret" in errors(app)[0]
         assert FAKE_GITHUB_TOKEN not in errors(app)[0]
         assert (root(demo_engine) / "memory_summary.md").read_text() == disk
-        assert len(History(demo_engine.home).entries()) == n
+        assert len(History(demo_engine.home, demo_engine.clock).entries()) == n
         editor = app.query_one(MemoryEditor)
         assert not editor.read_only and FAKE_GITHUB_TOKEN in editor.text  # nothing lost
 
@@ -225,7 +225,7 @@ async def test_new_note_is_written_and_listed(demo_engine, make_app) -> None:
         lst = app.query_one(MemoryFileList)
         assert lst.current == f"extensions/ad_hoc/notes/{name}"
         assert app.query_one(MemoryEditor).text == "Forget: Friday deploy freeze\n"
-        assert History(demo_engine.home).entries()[0].origin == "user"
+        assert History(demo_engine.home, demo_engine.clock).entries()[0].origin == "user"
 
 
 async def test_note_cancel_writes_nothing(demo_engine, make_app) -> None:

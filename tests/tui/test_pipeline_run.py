@@ -98,7 +98,6 @@ async def test_c_says_what_it_waits_for_when_every_slot_is_held(demo_engine, mak
     """Every extraction slot held by another process (Codex): the bar says who holds them
     and until when, instead of standing still at 0/N."""
     import sqlite3
-    import time
     import uuid
 
     monkeypatch.setenv("MEMDECK_SLOT_WAIT", "1")
@@ -108,8 +107,8 @@ async def test_c_says_what_it_waits_for_when_every_slot_is_held(demo_engine, mak
             conn.execute("INSERT INTO jobs (kind, job_key, status, worker_id, ownership_token, "
                          "started_at, lease_until, retry_remaining, input_watermark) VALUES "
                          "('memory_stage1', ?, 'running', 'codex:other', ?, ?, ?, 3, 0)",
-                         (f"held-{i}", str(uuid.uuid4()), int(time.time()),
-                          int(time.time()) + 3600))
+                         (f"held-{i}", str(uuid.uuid4()), int(demo_engine.clock.now()),
+                          int(demo_engine.clock.now()) + 3600))
     conn.close()
     seen, hook = progress_recorder()
     app = make_app(demo_engine)

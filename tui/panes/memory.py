@@ -155,7 +155,7 @@ class MemoryPane(MemoryEditing):
         usage = event.usage if event.usage is not None and (
             event.usage.events or citable(event.path)) else None
         self.usage = usage
-        self.editor.set_usage(usage)
+        self.editor.set_usage(usage, self.engine.clock.now())
         self._title()
 
     def cited_text(self) -> str:

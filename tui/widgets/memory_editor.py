@@ -8,7 +8,6 @@ count in the warning colour. While editing, the gutter is hidden: the lines move
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from rich.segment import Segment
@@ -71,7 +70,7 @@ class MemoryEditor(TextArea):
                          **kwargs)
         self.base: Any | None = None  # engine MemoryFileText
         self.usage = {}
-        self.usage_now = time.time()
+        self.usage_now = 0.0  # the engine clock's time of the usage shown (`set_usage`)
 
     @property
     def editing(self) -> bool:
@@ -103,10 +102,11 @@ class MemoryEditor(TextArea):
         self.load_text("")
 
     # -- the usage gutter -------------------------------------------------------------------
-    def set_usage(self, usage: Any | None, now: float | None = None) -> None:
-        """Show `usage` (engine FileUsage of the file shown) in the gutter; None hides it."""
+    def set_usage(self, usage: Any | None, now: float) -> None:
+        """Show `usage` (engine FileUsage of the file shown) in the gutter, its ages measured
+        at `now` (the engine's clock); None hides it."""
         self.usage = {s.line: s for s in usage.lines} if usage is not None else {}
-        self.usage_now = time.time() if now is None else now
+        self.usage_now = now
         self._refresh_gutter()
 
     def _refresh_gutter(self) -> None:
