@@ -294,11 +294,20 @@ _PEM_END = r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
 _NL = r"(?:\\r|\\n|[\r\n])"  # a real or a JSON-escaped line break
 _SEP = r"[ \t]*[:=][ \t]*"
 
+# A key's body after a cut: base64 lines, or the same pieces on one line (a pasted key whose
+# line breaks became spaces, then cut short by a backend or a preview). Across a line break
+# any piece is body; across spaces only a piece that cannot be a word of the prose after it
+# (16+ characters, a digit, + / =, or a capital after its first letter).
+_B64 = r"[A-Za-z0-9+/=]"
+_PEM_PIECE = (r"(?:" + _B64 + r"{16,}|(?=[A-Za-z]*[0-9+/=])" + _B64 + r"+|" + _B64
+              + r"[a-z]*[A-Z]" + _B64 + r"*)")
+_PEM_BODY = (_B64 + r"*(?:[ \t]*" + _NL + r"[\s]*(?:" + _B64 + r"+|(?:Proc-Type|DEK-Info|"
+             r"Comment|Version|Hash):[^\r\n\\]*)|[ \t]+" + _PEM_PIECE + r")*")
+
 _RULES: tuple[_Rule, ...] = (
-    *(_Rule("private-key", _rx(  # a whole block, or a truncated one up to its last base64 line
+    *(_Rule("private-key", _rx(  # a whole block, or a cut one up to the last piece of its body
         "(?P<s>" + re.escape(start) + _PEM_HEAD + r"(?:[\s\S]{0,65536}?" + _PEM_END
-        + r"|[A-Za-z0-9+/=]*(?:" + _NL + r"+(?:[A-Za-z0-9+/=]+"
-        + r"|(?:Proc-Type|DEK-Info|Comment|Version|Hash):[^\r\n\\]*))*))"), _pem, gate=start)
+        + r"|" + _PEM_BODY + r"))"), _pem, gate=start)
       # the head may already be cut by Codex's pattern 4: `secret = "[REDACTED_SECRET] PRIVATE…`
       for start in ("-----BEGIN", MARKER)),
     _Rule("url-password", _rx(r"://[^\s:/@\"'\\]*:(?P<s>[^\s/@\"'\\]+)@"),
@@ -335,6 +344,8 @@ _RULES: tuple[_Rule, ...] = (
           gate="k_"),
     _Rule("stripe-key", _rx(r"(?P<s>whsec_[A-Za-z0-9+/=]{20,})"), _token(), gate="whsec_"),
     _Rule("npm-token", _rx(r"(?P<s>npm_[A-Za-z0-9]{36})"), _token(end=True), gate="npm_"),
+    _Rule("twilio-key", _rx(r"(?P<s>SK[0-9a-fA-F]{32})"),  # an API key's SID; 32 hex alone
+          _token(lambda v: bool(re.search(r"[0-9]", v)), end=True), gate="SK"),  # is a hash
     _Rule("pypi-token", _rx(r"(?P<s>pypi-AgE[\w-]{40,})"), _token(), gate="pypi-AgE"),
     _Rule("huggingface-token", _rx(r"(?P<s>hf_[A-Za-z0-9]{30,})"),
           _token(_mixed_case, end=True), gate="hf_"),

@@ -148,7 +148,8 @@ def test_a_change_killed_while_it_removes_the_old_folder_is_finished(templates: 
     run.proc.wait()
     journal = json.loads((home / "memdeck" / "change.journal").read_text())
     (home / "memdeck" / "change.journal").unlink()
-    (Path(journal["roots"][0]["staged"]) / "MEMORY.md").unlink()
+    staged = home / "memdeck" / "staging" / journal["id"] / journal["roots"][0]["staged"]
+    (staged / "MEMORY.md").unlink()
     assert run_memdeck(home, "sessions").returncode == 0
     assert homes.state(home) == t.new  # the reset stands, as its rows do
     assert homes.stage1_count(home) == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ def test_exchange_swaps_whole_folders(tmp_path: Path, atomic: bool) -> None:
     assert method == ("exchange" if atomic else "journal")
     assert (live / "MEMORY.md").read_text() == "new" and (live / "sub" / "f").read_text() == "new"
     assert (new / "MEMORY.md").read_text() == "old"
-    assert not journal.exists() and recover(journal) is None
+    assert not journal.exists() and recover(journal, live, new) is None
 
 
 @pytest.mark.parametrize("crash_after", [0, 1, 2])
@@ -34,7 +35,7 @@ def test_a_crash_anywhere_is_finished_on_recovery(tmp_path: Path, crash_after: i
     with pytest.raises(SystemExit):
         _journaled_swap(live, new, journal, crash_after=crash_after)
     assert journal.exists()
-    recover(journal)
+    recover(journal, live, new)
     assert not journal.exists()
     # readers never see a mix: the live folder is entirely one version
     texts = {(live / "MEMORY.md").read_text(), (live / "sub" / "f").read_text()}
@@ -42,3 +43,15 @@ def test_a_crash_anywhere_is_finished_on_recovery(tmp_path: Path, crash_after: i
         assert texts == {"old"} and (new / "MEMORY.md").read_text() == "new"
     else:  # past the first rename: the swap is completed
         assert texts == {"new"} and (new / "MEMORY.md").read_text() == "old"
+
+
+def test_a_swap_journal_is_only_followed_for_the_folders_it_was_written_for(
+        tmp_path: Path) -> None:
+    """An edited swap journal naming other folders moves nothing: the names come from the
+    change's own journal, never from the swap journal."""
+    live, new, journal = make(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    journal.write_text(json.dumps({"a": str(outside), "b": str(live), "tmp": str(new)}))
+    assert recover(journal, live, new) is None  # not about these two: left alone
+    assert (live / "MEMORY.md").read_text() == "old" and outside.is_dir()

@@ -191,7 +191,7 @@ def recover_legacy(change: Change) -> str | None:
     root, new, journal, swap_journal = _legacy_paths(writer.home)
     if not (journal.exists() or new.exists() or swap_journal.exists()):
         return None
-    recover_swap(swap_journal)
+    recover_swap(swap_journal, root, new)
     if new.exists():
         shutil.rmtree(new)  # a build that never reached the swap, or the old root after it
     if not journal.exists():

@@ -37,6 +37,7 @@ from ..errors import HomeError, MemdeckError, NotFound
 from ..phase2.proposals import discard_all_proposal_files
 from ..store import connect, describe_sqlite_error
 from ..workers import dead_memdeck_worker
+from .journal import pipeline_dbs
 from .writer import Change, Lease, MemoryFolderWriter
 
 KINDS = (STAGE1_KIND, GLOBAL_KIND)
@@ -55,9 +56,7 @@ class Backup:
 
 
 def _pipeline_dbs(home: CodexHome) -> list[Path]:
-    names = [home.sqlite_home / "memories_1.sqlite", home.sqlite_home / "memories_v2_1.sqlite",
-             home.memdeck_dir / "memories.sqlite", home.memdeck_dir / "memories_v2.sqlite"]
-    return [p for p in names if p.exists()]
+    return [p for p in pipeline_dbs(home) if p.exists()]
 
 
 def _check_roots(home: CodexHome) -> list[Path]:

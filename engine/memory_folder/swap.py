@@ -56,14 +56,25 @@ def exchange(a: Path, b: Path, journal: Path, *, atomic: bool = True) -> str:
     return "journal"
 
 
+def _tmp(a: Path) -> Path:
+    return a.with_name(f".{a.name}.swap-tmp")
+
+
 def _journaled_swap(a: Path, b: Path, journal: Path, crash_after: int | None = None) -> None:
-    tmp = a.with_name(f".{a.name}.swap-tmp")
-    _write_journal(journal, {"a": str(a), "b": str(b), "tmp": str(tmp)})
+    tmp = _tmp(a)
+    # names only: what is swapped is known to whoever recovers (the change's own journal
+    # names the two folders), so an edited swap journal cannot point a rename elsewhere
+    _write_journal(journal, {"a": a.name, "b": b.name})
     steps = [(a, tmp), (b, a), (tmp, b)]
     for i, (src, dst) in enumerate(steps):
         if crash_after is not None and i == crash_after:
             raise SystemExit("simulated crash")  # tests only
-        os.rename(src, dst)
+        try:
+            os.rename(src, dst)
+        except OSError:
+            if i == 0:  # nothing moved: no swap to finish
+                journal.unlink(missing_ok=True)
+            raise
     fsync_dir(a.parent)
     journal.unlink()
 
@@ -72,16 +83,20 @@ def _write_journal(journal: Path, data: dict[str, str]) -> None:
     write_atomic(journal, json.dumps(data))  # durable before the first rename
 
 
-def recover(journal: Path) -> str | None:
-    """Finish a journaled swap a crash interrupted. Returns what was done, None if nothing."""
+def recover(journal: Path, a: Path, b: Path) -> str | None:
+    """Finish a journaled swap of `a` and `b` that a crash interrupted. Returns what was done,
+    None if nothing. A journal about two other folders is left to their own recovery."""
     if not journal.exists():
         return None
     try:
         data = json.loads(journal.read_text(encoding="utf-8"))
-        a, b, tmp = Path(data["a"]), Path(data["b"]), Path(data["tmp"])
+        names = (Path(str(data["a"])).name, Path(str(data["b"])).name)
     except (ValueError, KeyError, TypeError):  # written atomically: damage means no rename ran
         journal.unlink()
         return "nothing to do"
+    if names != (a.name, b.name):
+        return None
+    tmp = _tmp(a)
     if tmp.exists() and not a.exists():  # step 1 done: a moved aside
         os.rename(b, a)
         os.rename(tmp, b)

@@ -25,7 +25,7 @@ still working on them.
 
 from __future__ import annotations
 
-import json
+import errno
 import os
 import shutil
 import uuid
@@ -38,6 +38,9 @@ from ..atomic import fsync_dir, write_atomic
 from ..crash_points import crash_point
 from ..errors import HomeError, MemdeckError
 from ..phase2.proposals import root_state
+from .in_place import is_mount, recover_in_place, swap_in_place
+from .journal import Journal, JournalError, NewerJournal, RootChange
+from .open_writers import wait_for_writers
 from .swap import exchange
 from .swap import recover as recover_swap
 from .writer import Change, Lease
@@ -85,13 +88,13 @@ class Switch:
             self.dir.mkdir(parents=True)
         except OSError as e:
             raise HomeError(f"cannot stage the change in {staging}: {e.strerror}") from None
-        self.roots: list[dict[str, Any]] = []
+        self.roots: list[RootChange] = []
 
     def _add(self, root: Path, base: str | None = None) -> Path:
         staged = self.dir / root.name
         if base is None or not root.is_dir():  # a root that does not exist has no state
             base = root_state(root) if root.is_dir() else None
-        self.roots.append({"root": str(root), "staged": str(staged), "base": base})
+        self.roots.append(RootChange(root, staged, base))
         return staged
 
     def copy_of(self, root: Path, *, only_git: bool = False) -> Path:
@@ -137,30 +140,33 @@ class Switch:
         Raises `ChangedMeanwhile` (nothing applied, the outside change kept) when a root
         changed after it was staged."""
         for r in self.roots:
-            r["new"] = root_state(Path(r["staged"]))
-        if finish is None and all(r["new"] == r["base"] for r in self.roots):
+            r.new = root_state(r.staged)
+        if finish is None and all(r.new == r.base for r in self.roots):
             self.discard()
             return Outcome(False, None)
         history_root = self.change.history.root
-        if any(Path(r["root"]) == history_root and r["base"] is not None for r in self.roots):
+        if any(r.root == history_root and r.base is not None for r in self.roots):
             # history must hold the state being replaced: snapshot it now and check it is
             # still `base` afterwards, so nothing written since `base` was taken (during the
             # build, a backup, an earlier snapshot) can be replaced unrecorded
             self.change.before()
+        held = wait_for_writers([r.root for r in self.roots if r.root.is_dir()])
+        if held:  # a writer with a file of the folder open: what it writes next would be lost
+            self.discard()
+            raise HomeError(f"{held}; memdeck waited for it to close the file and nothing of "
+                            f"the {what or self.op} was applied; close it and try again")
         for r in self.roots:  # the common case of an outside change, before anything moved
-            root = Path(r["root"])
-            if (root_state(root) if root.is_dir() else None) != r["base"]:
+            if _state(r.root) != r.base:
                 self.discard()
                 self.change.before()  # what they wrote, recorded as theirs
-                raise ChangedMeanwhile(_meanwhile(what or self.op, root))
+                raise ChangedMeanwhile(_meanwhile(what or self.op, r.root))
         crash_point("switch.staged")
-        data = {"op": self.op, "id": self.id, "dir": str(self.dir), "state": "committed",
-                "roots": self.roots, "finish": finish or {}, "what": what or self.op,
-                "history": {"origin": origin, "message": message,
-                            "trailers": trailers or {}}}
-        write_atomic(journal_path(self.change), json.dumps(data))
+        journal = Journal(self.op, self.id, self.dir, self.roots, what or self.op,
+                          {"origin": origin, "message": message, "trailers": trailers or {}},
+                          finish or {})
+        _write(self.change, journal)
         crash_point("switch.journaled")
-        return complete(self.change, data, lease)
+        return complete(self.change, journal, lease)
 
 
 def _why(e: OSError | shutil.Error) -> str:
@@ -180,88 +186,118 @@ def _state(p: Path) -> str | None:
     return root_state(p) if p.is_dir() else None
 
 
-def _swap_in(r: dict[str, Any]) -> None:
-    root, staged = Path(r["root"]), Path(r["staged"])
-    if root.is_dir():
-        exchange(root, staged, staged.parent / "swap.journal")
+def _write(change: Change, journal: Journal) -> None:
+    write_atomic(journal_path(change), journal.dumps(change.writer.home))
+
+
+def _exchange(root: Path, staged: Path) -> None:
+    """Swap a live root and its staged folder: in one rename, or file by file where the root
+    is a mount point of its own and cannot be renamed (in_place.py)."""
+    if not is_mount(root):
+        try:
+            exchange(root, staged, staged.parent / "swap.journal")
+            return
+        except OSError as e:  # a bind mount on the same file system looks like a folder
+            if e.errno not in (errno.EBUSY, errno.EXDEV):
+                raise
+    swap_in_place(root, staged)
+
+
+def _swap_in(r: RootChange) -> None:
+    if r.root.is_dir():
+        _exchange(r.root, r.staged)
     else:
-        os.rename(staged, root)  # a root that did not exist: created complete
-        fsync_dir(root.parent)
+        os.rename(r.staged, r.root)  # a root that did not exist: created complete
+        fsync_dir(r.root.parent)
 
 
-def complete(change: Change, data: dict[str, Any], lease: Lease | None = None) -> Outcome:
-    """Run a journaled change to its end (or undo it when a root changed meanwhile)."""
-    journal = journal_path(change)
-    recover_swap(Path(data["dir"]) / "swap.journal")  # a three-rename swap cut short
-    if data["state"] == "committed":
-        for r in data["roots"]:
-            if Path(r["staged"]).is_dir() and _state(Path(r["staged"])) == r["new"] \
-                    and _state(Path(r["root"])) != r["new"]:
+def _swap_all(change: Change, journal: Journal) -> None:
+    """Make every staged root live. A switch the file system refuses (a read-only or busy
+    folder) puts back the roots already switched and drops the change: no journal is left
+    to apply it later, when the folder becomes writable."""
+    done: list[RootChange] = []
+    for r in journal.roots:
+        if r.staged.is_dir() and _state(r.staged) == r.new and _state(r.root) != r.new:
+            try:
                 _swap_in(r)
+            except OSError as e:
+                for back in reversed(done):
+                    _exchange(back.root, back.staged)
+                _clean(change, journal)
+                raise HomeError(f"cannot switch {r.root} to its new state: "
+                                f"{e.strerror or e}; nothing of the {journal.what} was "
+                                "applied") from None
+            done.append(r)
+
+
+def complete(change: Change, journal: Journal, lease: Lease | None = None) -> Outcome:
+    """Run a journaled change to its end (or undo it when a root changed meanwhile)."""
+    for r in journal.roots:  # a three-rename swap or a file-by-file replacement cut short
+        recover_swap(journal.dir / "swap.journal", r.root, r.staged)
+        recover_in_place(r.root, r.staged)
+    if journal.state == "committed":
+        _swap_all(change, journal)
         crash_point("switch.swapped")
-        clash = [r for r in data["roots"]
-                 if r["base"] is not None and _state(Path(r["staged"])) != r["base"]]
+        # a writer that opened a file of the old folder just before the switch writes into
+        # the folder switched away: let it finish, then the check below sees what it wrote
+        wait_for_writers([r.staged for r in journal.roots if r.base is not None])
+        clash = [r for r in journal.roots if r.base is not None and _state(r.staged) != r.base]
         if clash:
-            data["state"] = "reverting"
-            data["kept"] = {r["root"]: _state(Path(r["staged"])) for r in clash}
-            write_atomic(journal, json.dumps(data))
-    if data["state"] == "reverting":
-        _revert(change, data)
-        first = next(iter(data["kept"]), data["roots"][0]["root"])
-        raise ChangedMeanwhile(_meanwhile(data["what"], Path(first)))
-    _finisher(data["op"])(change, data["finish"], lease)
+            journal.state = "reverting"
+            journal.kept = {str(r.root): _state(r.staged) for r in clash}
+            _write(change, journal)
+    if journal.state == "reverting":
+        _revert(change, journal)
+        first = next(iter(journal.kept), str(journal.roots[0].root))
+        raise ChangedMeanwhile(_meanwhile(journal.what, Path(first)))
+    _finisher(journal.op)(change, journal.finish, lease)
     crash_point("switch.rows")
-    h = data["history"]
+    h = journal.history
     commit = change.after(h["origin"], h["message"], h["trailers"])
     crash_point("switch.recorded")
-    _keep_late_writes(change, data)
-    _clean(change, data)
+    _keep_late_writes(change, journal)
+    _clean(change, journal)
     return Outcome(True, commit)
 
 
-def _keep_late_writes(change: Change, data: dict[str, Any]) -> None:
+def _keep_late_writes(change: Change, journal: Journal) -> None:
     """Last look at the folders switched away before they are removed: a writer that had a
     file open across the switch may have written into one since the check; record it."""
-    for r in data["roots"]:
-        staged = Path(r["staged"])
-        if (r["base"] is not None and staged.is_dir() and _state(staged) != r["base"]
-                and Path(r["root"]) == change.history.root):
-            change.history.snapshot_of(staged, "external",
+    for r in journal.roots:
+        if (r.base is not None and r.staged.is_dir() and _state(r.staged) != r.base
+                and r.root == change.history.root):
+            change.history.snapshot_of(r.staged, "external",
                                        "written into the folder memdeck replaced")
-            h = data["history"]  # and the live folder again after it
+            h = journal.history  # and the live folder again after it
             change.after(h["origin"], h["message"], h["trailers"])
 
 
-def _revert(change: Change, data: dict[str, Any]) -> None:
+def _revert(change: Change, journal: Journal) -> None:
     """Put back what someone wrote while the change ran, record it, drop the change."""
-    for r in data["roots"]:
-        root, staged = Path(r["root"]), Path(r["staged"])
-        kept = data["kept"].get(r["root"])
-        if staged.is_dir() and _state(staged) in (kept, r["base"]) and _state(root) != kept:
-            exchange(root, staged, staged.parent / "swap.journal")
-        leftover = _state(staged)
-        if staged.is_dir() and leftover not in (r["new"], r["base"], kept) \
-                and Path(r["root"]) == change.history.root:
+    for r in journal.roots:
+        kept = journal.kept.get(str(r.root))
+        if r.staged.is_dir() and _state(r.staged) in (kept, r.base) and _state(r.root) != kept:
+            _exchange(r.root, r.staged)
+        leftover = _state(r.staged)
+        if r.staged.is_dir() and leftover not in (r.new, r.base, kept) \
+                and r.root == change.history.root:
             # lines written into the new folder in the instant it was live: keep them too
-            change.history.snapshot_of(staged, "external",
+            change.history.snapshot_of(r.staged, "external",
                                        "written while memdeck switched the folder")
     change.before()  # what they wrote, as an outside change
-    _clean(change, data)
+    _clean(change, journal)
 
 
-def _clean(change: Change, data: dict[str, Any]) -> None:
+def _clean(change: Change, journal: Journal) -> None:
     """The journal first: once it is gone the change is over, and a staging folder a kill
     left half-removed is only cleared, never mistaken for the folder someone changed."""
     journal_path(change).unlink(missing_ok=True)
     fsync_dir(journal_path(change).parent)
-    shutil.rmtree(data["dir"], ignore_errors=True)
+    shutil.rmtree(journal.dir, ignore_errors=True)
 
 
 def _no_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> None:
     pass
-
-
-_OPS = ("accept", "restore", "reset", "restore-backup", "forget", "edit", "note")
 
 
 def _finisher(op: str) -> Finisher:
@@ -291,15 +327,18 @@ def recover(change: Change) -> str | None:
             return "removed the staging folder an interrupted change left"
         return None
     try:
-        data = json.loads(journal.read_text(encoding="utf-8"))
-        what = str(data["what"])
-        _check_journal(change, data)
-    except (ValueError, KeyError, TypeError, OSError):
+        data = Journal.loads(journal.read_text(encoding="utf-8"), change.writer.home, staging)
+    except NewerJournal as e:
+        raise HomeError(f"{journal} is the journal of a change a newer memdeck was making "
+                        f"({e}); finish it with that memdeck, or move the file aside to give "
+                        "the change up") from None
+    except (JournalError, OSError, UnicodeDecodeError):
         # written atomically before anything moved: a damaged journal means nothing did
         # (and one naming folders that are not memdeck's is never followed)
         shutil.rmtree(staging, ignore_errors=True)
         journal.unlink(missing_ok=True)
         return "cleared a change that was never started"
+    what = data.what
     try:
         complete(change, data)
     except ChangedMeanwhile:
@@ -311,16 +350,3 @@ def recover(change: Change) -> str | None:
                         f"give it up, move {journal} aside (the memory folder is as it was "
                         "or as the change left it, and history holds both)") from None
     return f"finished an interrupted {what}"
-
-
-def _check_journal(change: Change, data: dict[str, Any]) -> None:
-    """A journal names only this home's memory roots, staged under memdeck/staging, and an
-    op memdeck knows; anything else is damage (ValueError), never followed."""
-    home = change.writer.home
-    roots = {str(p) for p in (*home.memory_roots_for_reset, home.memory_root)}
-    folder = Path(data["dir"])
-    if folder.parent != staging_root(change) or data["op"] not in _OPS:
-        raise ValueError("not a journal of memdeck's")
-    for r in data["roots"]:
-        if r["root"] not in roots or Path(r["staged"]).parent != folder:
-            raise ValueError("names a folder that is not memdeck's")

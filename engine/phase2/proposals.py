@@ -91,9 +91,9 @@ def _files(root: Path) -> dict[str, Path]:
 def root_state(root: Path) -> str:
     """A digest of every file's path and bytes (`.git` aside): "has the root changed?"."""
     h = hashlib.sha256()
-    for rel, p in _files(root).items():
-        h.update(rel.encode() + b"\0")
-        h.update(os.readlink(p).encode() if p.is_symlink() else p.read_bytes())
+    for rel, p in _files(root).items():  # names as their bytes: one need not be UTF-8
+        h.update(os.fsencode(rel) + b"\0")
+        h.update(os.fsencode(os.readlink(p)) if p.is_symlink() else p.read_bytes())
         h.update(b"\0")
     return h.hexdigest()
 

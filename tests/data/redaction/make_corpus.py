@@ -391,6 +391,18 @@ def cases() -> list[tuple[str, str]]:
         f"Authorization: Bearer {m(openai_project())}\n200 OK"))
     add("rollout/multi", rollout_output(
         f"GITHUB_TOKEN={m(github())}\nSTRIPE_KEY={m(stripe())}\nHF_TOKEN={m(hf())}\n"))
+    # issue 29: a key whose line breaks became spaces, cut before its END line (what a backend
+    # that shortens a pasted key writes), and the Twilio API key
+    for kind, lines in (("RSA ", 3), ("OPENSSH ", 2), ("", 1), ("EC ", 2)):
+        one_line = pem(kind, lines).replace("\n", " ")
+        cut = one_line[:one_line.index("-----END") - R.randint(5, 20)]
+        add(f"pem/one-line-cut-{kind.strip().lower() or 'plain'}",
+            f"the key was {m(cut)}… and the rest of the message stays")
+    add("pem/one-line-whole", f"pasted: {m(pem('OPENSSH ', 2).replace(chr(10), ' '))} done")
+    add("pem/rollout-one-line-cut", rollout_user(
+        "fix the deploy, key is " + m(pem("RSA ", 2).replace("\n", " ")[:150]) + "… thanks"))
+    add("twilio/api-key-sid", f"TWILIO_API_KEY={m('SK' + rnd('0123456789abcdef', 32))}")
+    add("twilio/in-prose", f"use the key {m('SK' + rnd('0123456789abcdef', 32))} for SMS")
     return out
 
 
