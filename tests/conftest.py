@@ -79,6 +79,18 @@ def home(tmp_path: Path) -> HomeBuilder:
 
 
 @pytest.fixture
+def accepted_home(tmp_path: Path) -> Path:
+    """The demo home after one accepted consolidation: a real folder, history, rows."""
+    from memdeck.engine import Engine, demo_home
+
+    h = demo_home(tmp_path / "demo")
+    eng = Engine.open(h)
+    eng.extract(backend="offline")
+    eng.accept(eng.consolidate().id)
+    return h
+
+
+@pytest.fixture
 def fixture_path() -> Callable[[str], Path]:
     return lambda name: FIXTURES / name
 

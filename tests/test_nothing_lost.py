@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from crash_run import KILLED, Paused, leftovers, memdeck_argv, run_engine, run_memdeck
 
-from memdeck.engine import Engine, MemdeckError, demo_home
+from memdeck.engine import Engine, MemdeckError
 from memdeck.engine.phase2.proposals import root_state
 
 SWITCH_STEPS = ["switch.staged", "switch.journaled", "switch.swapped", "switch.rows",
@@ -24,13 +24,8 @@ ADDED = "- kept: written while memdeck was changing the folder\n"
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """A demo home after one accepted consolidation: a real folder, history, rows."""
-    h = demo_home(tmp_path / "demo")
-    eng = Engine.open(h)
-    eng.extract(backend="offline")
-    eng.accept(eng.consolidate().id)
-    return h
+def home(accepted_home: Path) -> Path:
+    return accepted_home
 
 
 def stage1_count(h: Path) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from crash_run import KILLED, leftovers, memdeck_argv, run_memdeck
 
-from memdeck.engine import Engine, demo_home
+from memdeck.engine import Engine
 from memdeck.engine.memory_folder.journal import Journal, JournalError
 from memdeck.engine.phase2.proposals import root_state
 
@@ -36,13 +36,8 @@ sys.stdin.readline()
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """A demo home after one accepted consolidation: a real folder, history, rows."""
-    h = demo_home(tmp_path / "demo")
-    eng = Engine.open(h)
-    eng.extract(backend="offline")
-    eng.accept(eng.consolidate().id)
-    return h
+def home(accepted_home: Path) -> Path:
+    return accepted_home
 
 
 def holder(path: Path, text: str) -> subprocess.Popen[str]:

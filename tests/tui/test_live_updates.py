@@ -33,7 +33,7 @@ async def test_new_rollout_and_outside_memory_edit_show_up(demo_engine, make_app
         assert await wait_until(pilot, lambda: len(table.rows) == 20), "new rollout shown"
 
         memory_md = demo_engine.home.memory_root / "MEMORY.md"
-        history = History(demo_engine.home, demo_engine.clock)  # entries() only reads; it records nothing itself
+        history = History(demo_engine.home, demo_engine.clock)  # entries() records nothing
         before = len(history.entries())
         memory_md.write_text(memory_md.read_text() + "\n- edited by hand outside memdeck\n")
         assert await wait_until(pilot, lambda: len(history.entries()) == before + 1)
