@@ -12,12 +12,15 @@ command there, killed either
   children, after a delay drawn uniformly across the operation's measured clean run time.
 
 Then the next command of some kind runs (sessions, history, memories, proposals, backups,
-citations, show <id>, in turn) and bench/soak_checks.py checks (a) it succeeded, (b) the
-folder was old or new after the kill and after it, (c) the rows go with the folder, (d)
-history holds every state seen, (e) nothing is left over, (f) git fsck and SQLite's
-integrity_check pass. A race trial (bench/soak_race.py) appends to MEMORY.md every 2–5 ms
-(steadily, then in bursts) while accept, restore and reset run, and one line is written at
-every named step of each of them (paused there); every line must be found afterwards.
+citations, show <id>, in turn), naming the home as it is, through a symlink or with `..` (in
+turn); every 4th trial has the memory folder as a bind mount of its own (where root can
+mount). bench/soak_checks.py checks (a) it succeeded, (b) the folder was old or new after
+the kill and after it, (c) the rows go with the folder, (d) history holds every state seen,
+(e) nothing is left over, (f) git fsck and SQLite's integrity_check pass. A race trial
+(bench/soak_race.py) appends to MEMORY.md every 2–5 ms (steadily, in bursts, and holding the
+file open for 20–300 ms at a time across the switches) while accept, restore and reset run,
+and one line is written at every named step of each of them (paused there); every line must
+be found afterwards.
 
     .venv/bin/python bench/soak.py [--trials 500] [--seed 1] [--jobs 2] [--no-load]
         [--ops accept,reset] [--race-rounds 3] [--keep DIR]
@@ -65,10 +68,48 @@ class Plan:
     crash_at: str | None = None  # a named step, `<step>@<n>`
     delay: float | None = None  # seconds after start, for a random kill
     next_command: str = "sessions"
+    mounted: bool = False  # the memory folder a bind mount of its own (issue 29)
 
     @property
     def how(self) -> str:
-        return self.crash_at or f"random {self.delay:.3f}s"
+        how = self.crash_at or f"random {self.delay:.3f}s"
+        return how + (", mounted" if self.mounted else "") + f", home {SPELLINGS[self.index % 3]}"
+
+
+# how the next command names the home: a recovery must not depend on it (issue 29)
+SPELLINGS = ("as it is", "through a symlink", "with ..")
+
+
+def spelled(home: Path, index: int) -> Path:
+    kind = index % 3
+    if kind == 1:
+        link = home.parent / "via-link"
+        if not link.is_symlink():
+            link.symlink_to(home)
+        return link
+    return home / ".." / home.name if kind == 2 else home
+
+
+def can_mount() -> bool:
+    """Root on Linux with a working `mount --bind` (tried once on a scratch folder)."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return False
+    with tempfile.TemporaryDirectory() as d:
+        a, b = Path(d) / "a", Path(d) / "b"
+        a.mkdir()
+        b.mkdir()
+        if subprocess.run(["mount", "--bind", str(a), str(b)], capture_output=True).returncode:
+            return False
+        subprocess.run(["umount", str(b)], capture_output=True)
+        return True
+
+
+def mount_memory_folder(home: Path, volume: Path) -> None:
+    """Move `memories/` to `volume` and bind-mount it back (a container volume)."""
+    (home / "memories").rename(volume)
+    (home / "memories").mkdir()
+    subprocess.run(["mount", "--bind", str(volume), str(home / "memories")], check=True,
+                   capture_output=True)
 
 
 @dataclass
@@ -81,7 +122,7 @@ class Result:
 
 
 def make_plans(templates: dict[str, Template], trials: int, seed: int,
-               steps: bool = True) -> list[Plan]:
+               steps: bool = True, mounts: bool = False) -> list[Plan]:
     """Every named step of every operation (if `steps`), then random kills, round-robin over
     the operations, up to `trials` in all (never fewer than the step trials)."""
     rng = random.Random(seed)
@@ -95,8 +136,8 @@ def make_plans(templates: dict[str, Template], trials: int, seed: int,
         op = ops[i % len(ops)]
         plans.append(Plan(0, op, delay=rng.uniform(0, templates[op].duration)))
         i += 1
-    return [Plan(n, p.op, p.crash_at, p.delay, NEXT_COMMANDS[n % len(NEXT_COMMANDS)])
-            for n, p in enumerate(plans)]
+    return [Plan(n, p.op, p.crash_at, p.delay, NEXT_COMMANDS[n % len(NEXT_COMMANDS)],
+                 mounts and n % 4 == 3) for n, p in enumerate(plans)]
 
 
 def _env(crash_at: str | None) -> dict[str, str]:
@@ -135,11 +176,23 @@ def run_trial(t: Template, plan: Plan, work: Path, keep: Path | None = None) -> 
     start = time.monotonic()
     trial_dir = Path(tempfile.mkdtemp(prefix=f"{plan.index:04d}-{plan.op}-", dir=work))
     home = copy_home(t.home, trial_dir / "home")
+    if plan.mounted:
+        mount_memory_folder(home, trial_dir / "volume")
+    try:
+        return _trial(t, plan, trial_dir, home, keep, start)
+    finally:
+        if plan.mounted:
+            subprocess.run(["umount", "-l", str(home / "memories")], capture_output=True)
+        shutil.rmtree(trial_dir, ignore_errors=True)
+
+
+def _trial(t: Template, plan: Plan, trial_dir: Path, home: Path, keep: Path | None,
+           start: float) -> Result:
     code = run_killed(t.argv(home), plan)
     seen = {"after the kill": checks.seen_now(t, home)}
     r = Result(plan, killed=code == -signal.SIGKILL)
-    nxt = subprocess.run(next_argv(t, home, plan.next_command), capture_output=True,
-                         text=True, env=_env(None), timeout=120)
+    nxt = subprocess.run(next_argv(t, spelled(home, plan.index), plan.next_command),
+                         capture_output=True, text=True, env=_env(None), timeout=120)
     if nxt.returncode != 0:
         r.failures["next"] = f"`{plan.next_command}` exited {nxt.returncode}: " \
                              f"{nxt.stderr.strip()[-300:]}"
@@ -158,7 +211,6 @@ def run_trial(t: Template, plan: Plan, work: Path, keep: Path | None = None) -> 
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             r.home = Path(shutil.copytree(trial_dir, keep / trial_dir.name, symlinks=True))
-    shutil.rmtree(trial_dir, ignore_errors=True)
     r.seconds = time.monotonic() - start
     return r
 
@@ -235,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-load", action="store_true", help="no busy loops on the cores")
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--no-steps", action="store_true", help="random kills only")
+    ap.add_argument("--no-mounts", action="store_true",
+                    help="no trials on a bind-mounted memory folder (they need root)")
     ap.add_argument("--race-rounds", type=int, default=3, help="0: no race trial")
     ap.add_argument("--keep", type=Path, default=Path(tempfile.gettempdir()) / "memdeck-soak",
                     help="where the homes of failed trials are kept")
@@ -253,14 +307,18 @@ def main(argv: list[str] | None = None) -> int:
         for op, t in templates.items():
             reached = ", ".join(f"{s}×{n}" for s, n in t.reaches.items())
             print(f"  {op}: clean run {t.duration:.2f}s, reaches {reached}")
-        plans = make_plans(templates, args.trials, args.seed, steps=not args.no_steps)
+        mounts = not args.no_mounts and can_mount()
+        plans = make_plans(templates, args.trials, args.seed, steps=not args.no_steps,
+                           mounts=mounts)
+        print(f"  every 4th trial on a bind-mounted memory folder: {'yes' if mounts else 'no'}"
+              "; the next command names the home as it is, through a symlink or with ..")
         trials_dir = work / "trials"
         trials_dir.mkdir()
         results = run_trials(templates, plans, trials_dir, args.jobs, args.keep,
                              progress=True)
         races = [race_trial(work / f"race-{kind}", work / "base" / "home",
-                            rounds=args.race_rounds, seed=args.seed, bursty=kind == "bursts")
-                 for kind in ("steady", "bursts")] if args.race_rounds else []
+                            rounds=args.race_rounds, seed=args.seed, mode=kind)
+                 for kind in ("steady", "bursts", "held-open")] if args.race_rounds else []
         paused = paused_races(templates, work / "paused") if args.race_rounds else []
         for p in paused:
             if not p.held:

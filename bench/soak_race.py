@@ -26,18 +26,25 @@ from soak_homes import Template, copy_home
 WRITER = r"""
 import json, os, random, sys, time
 path, log, stop = sys.argv[1:4]
-rng, bursty = random.Random(int(sys.argv[4])), sys.argv[5] == "1"
+rng, mode = random.Random(int(sys.argv[4])), sys.argv[5]
 written, failed, n = [], 0, 0
 quiet_at = time.monotonic() + rng.uniform(0.02, 0.2)
 while not os.path.exists(stop):
-    if bursty and time.monotonic() > quiet_at:  # a pause, so some changes get through
+    if mode == "bursts" and time.monotonic() > quiet_at:  # a pause: some changes get through
         time.sleep(rng.uniform(0.0, 0.4))
         quiet_at = time.monotonic() + rng.uniform(0.02, 0.2)
-    n += 1
     try:
         with open(path, "a", encoding="utf-8") as f:
-            f.write(f"- soak race line {n} written from outside\n")
-        written.append(n)
+            # "held-open": the file stays open for 20-300 ms of lines (a logger, `tee -a`)
+            until = time.monotonic() + (rng.uniform(0.02, 0.3) if mode == "held-open" else 0)
+            while True:
+                n += 1
+                f.write(f"- soak race line {n} written from outside\n")
+                f.flush()
+                written.append(n)
+                if time.monotonic() >= until or os.path.exists(stop):
+                    break
+                time.sleep(rng.uniform(0.002, 0.005))
     except OSError:
         failed += 1  # the folder was not there at that instant: nothing was written
     time.sleep(rng.uniform(0.002, 0.005))
@@ -54,7 +61,7 @@ class RaceResult:
     missing: list[int] = field(default_factory=list)
     commands: list[tuple[str, int, str]] = field(default_factory=list)  # (command, code, why)
     problems: list[str] = field(default_factory=list)  # leftovers, fsck, the next command
-    bursty: bool = False
+    mode: str = "steady"
 
     @property
     def held(self) -> bool:
@@ -66,7 +73,8 @@ class RaceResult:
             runs.setdefault(cmd, []).append(code)
         ran = ", ".join(f"{cmd} {sum(c == 0 for c in codes)}/{len(codes)} done"
                         for cmd, codes in runs.items())
-        how = "in bursts" if self.bursty else "steadily"
+        how = {"bursts": "in bursts", "held-open": "holding the file open"}.get(self.mode,
+                                                                             "steadily")
         lines = [f"race ({how}): {self.written} lines written from outside, {self.found} found in "
                  f"MEMORY.md or history, {len(self.missing)} lost"
                  f"{f' (opens refused: {self.open_failed})' if self.open_failed else ''}",
@@ -97,18 +105,20 @@ def _line_number(line: str) -> int | None:
 
 
 def race_trial(work: Path, base: Path, rounds: int = 3, seed: int = 1,
-               bursty: bool = False) -> RaceResult:
-    """Run the race on a copy of `base` (a home after one accepted consolidation). `bursty`:
-    the writer writes every 2–5 ms for 20–200 ms, then rests up to 400 ms, so some changes
-    run between its bursts and some are caught in the middle of one."""
+               mode: str = "steady") -> RaceResult:
+    """Run the race on a copy of `base` (a home after one accepted consolidation). Modes:
+    "steady" (open, append, close every 2–5 ms), "bursts" (the same for 20–200 ms, then a
+    rest of up to 400 ms, so some changes run between bursts and some in the middle of one),
+    "held-open" (the file kept open for 20–300 ms of lines at a time, as a logger or `tee -a`
+    holds it, across the changes' switches)."""
     work.mkdir(parents=True, exist_ok=True)
     home = copy_home(base, work / "home")
     first = _git(home / "memdeck" / "history.git", "rev-list", "--max-parents=0",
                  "HEAD").stdout.split()[-1]
     live, log, stop = home / "memories" / "MEMORY.md", work / "writer.json", work / "stop"
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(live), str(log), str(stop),
-                               str(seed), "1" if bursty else "0"])
-    result = RaceResult(bursty=bursty)
+                               str(seed), mode])
+    result = RaceResult(mode=mode)
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         r = run_memdeck(home, *args)

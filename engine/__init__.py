@@ -18,7 +18,7 @@ from .codex.home import CodexHome
 from .codex.pipeline_snapshot import read_snapshot
 from .codex.settings import SettingValue
 from .codex.state_db import read_threads
-from .errors import ConfigError, HomeError, MemdeckError, NotFound
+from .errors import ConfigError, HomeError, MemdeckError, NotFound, os_error_text
 from .index.extract_log import read_extract_log
 from .index.scan import not_regular_warning
 from .index.session_index import RefreshStats, SessionIndex
@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
         SecretInText,
     )
     from .memory_folder.history import HistoryEntry
+    from .memory_folder.purge import Purged
     from .phase1.backend import Phase1Backend, Phase1Output
     from .phase1.forget import ForgetResult
     from .phase1.runner import ExtractReport, ExtractResult, Progress
@@ -102,7 +103,7 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
 __all__ = [
     "ConfigError", "Engine", "HomeError", "Listing", "MemdeckError", "MemoryRows", "NotFound",
     "RefreshStats", "RolloutProblem", "Session", "SessionDetail", "SettingValue", "ThreadLabel",
-    "demo_home",
+    "demo_home", "os_error_text",
 ]
 
 # Names the TUI and the CLI use, re-exported here so that `memdeck.engine` is their only door;
@@ -150,6 +151,7 @@ _LAZY: dict[str, str] = {
     # the read path: said vs remembered (issue 11, `Engine.said_remembered`)
     "SaidRemembered": ".read_path.said_remembered", "SaidMessage": ".read_path.said_remembered",
     "RawLine": ".read_path.said_remembered", "FedLines": ".read_path.fed_lines",
+    "Purged": ".memory_folder.purge",
     "Verdict": ".read_path.said_remembered",
 }
 __all__ += sorted(_LAZY)
@@ -178,6 +180,7 @@ class Engine:
         self.clock = clock or SystemClock()
         self._store: Store | None = None
         self._settings = Settings(home)
+        self.read_only_reason = ""  # set when the home cannot be written: the index is scratch
 
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None,
@@ -196,8 +199,15 @@ class Engine:
     @property
     def store(self) -> Store:
         if self._store is None:
-            self.home.ensure_memdeck_dir()
-            self._store = Store(self.home.memdeck_db)
+            if self.home.read_only():
+                # a read-only home (a mount, another user's): reads go on with an index kept
+                # for this run only (a copy of memdeck's own when there is one); every change
+                # is refused as before
+                self.read_only_reason = f"{self.home.root} is read-only"
+                self._store = Store.scratch(self.home.memdeck_db)
+            else:
+                self.home.ensure_memdeck_dir()
+                self._store = Store(self.home.memdeck_db)
         return self._store
 
     @property
@@ -218,6 +228,9 @@ class Engine:
         skipped = not_regular_warning((r.rel, r.file_problem) for r in rows)
         if skipped:  # a FIFO or a device named like a rollout: never opened, but said
             warnings += (skipped,)
+        if self.read_only_reason:
+            warnings += (f"{self.home.root} cannot be written: memdeck shows it with an "
+                         "index kept for this run only, and can change nothing here",)
         log = read_extract_log(self.store.conn(), self.home.memory_version)
         return Listing(build_sessions(rows, self.home.config, pipeline, state,
                                       self.clock.now(), log), warnings)
@@ -460,6 +473,16 @@ class Engine:
         self.home.require_writable_version()
         writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
         return restore(writer, commit)
+
+    def purge_secret(self, text: str) -> Purged:
+        """Replace `text` with the redaction marker in history, Codex's baseline, backups and
+        proposals (refused while the live folder or a raw memory still holds it)."""
+        from .memory_folder.purge import purge_secret
+        from .memory_folder.writer import MemoryFolderWriter
+
+        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        with writer.change():
+            return purge_secret(self.home, text)
 
     def citations(self) -> CitationReport:
         """Every citation of memory lines in the sessions, and the usage they add up to."""

@@ -291,7 +291,7 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 _PEM_HEAD = r"[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-_NL = r"(?:\\r|\\n|[\r\n])"  # a real or a JSON-escaped line break
+_NL = r"(?:\\+r|\\+n|[\r\n])"  # a real line break, or one JSON-escaped once or more
 _SEP = r"[ \t]*[:=][ \t]*"
 
 # A key's body after a cut: base64 lines, or the same pieces on one line (a pasted key whose

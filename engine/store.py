@@ -8,6 +8,7 @@ directly, which keeps `memdeck sessions` fast on every run after the first.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -199,6 +200,13 @@ def connect(path: Path, readonly: bool = False,
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
                                check_same_thread=same_thread, isolation_level=None)
+        if readonly and not os.access(path.parent, os.W_OK):
+            try:  # a WAL database in a folder that cannot be written: no -shm to make
+                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+            except sqlite3.OperationalError:
+                conn.close()
+                conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True,
+                                       check_same_thread=same_thread, isolation_level=None)
     except sqlite3.OperationalError as e:
         raise StoreError(f"cannot open {path}: {e}") from None
     conn.row_factory = sqlite3.Row
@@ -206,8 +214,21 @@ def connect(path: Path, readonly: bool = False,
     return conn
 
 
+def disk_is_full(path: Path) -> bool:
+    """Less than 1 MB free on the file system holding `path` (SQLite calls that a "disk I/O
+    error" when it cannot grow its journal)."""
+    try:
+        st = os.statvfs(path if path.is_dir() else path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < (1 << 20)
+
+
 def describe_sqlite_error(path: Path, e: sqlite3.Error) -> str:
     text = str(e)
+    if ("disk" in text or "full" in text) and disk_is_full(path):
+        return (f"no space left on the disk holding {path.name}; free some space and run it "
+                "again (the database itself is fine)")
     if "locked" in text or "busy" in text:
         return f"{path.name} is locked by another program; try again in a moment"
     if "not a database" in text or "malformed" in text:
@@ -224,6 +245,31 @@ class Store:
         self.path = path
         self._local = threading.local()
         self._migrate_lock = threading.Lock()
+
+    @classmethod
+    def scratch(cls, copy_of: Path | None = None) -> Store:
+        """A store in a private temporary folder removed at exit, for a home memdeck cannot
+        write: a copy of the home's database when it has one (the index starts warm)."""
+        import atexit
+        import shutil
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="memdeck-read-only-"))
+        atexit.register(shutil.rmtree, folder, True)
+        path = folder / "memdeck.sqlite"
+        if copy_of is not None and copy_of.is_file():
+            try:
+                # immutable: a read-only folder has no room for the -shm file WAL wants
+                src = sqlite3.connect(f"file:{copy_of}?immutable=1", uri=True)
+                dst = sqlite3.connect(path)
+                try:
+                    src.backup(dst)
+                finally:
+                    src.close()
+                    dst.close()
+            except sqlite3.Error:
+                path.unlink(missing_ok=True)  # start cold
+        return cls(path)
 
     def conn(self) -> sqlite3.Connection:
         c = getattr(self._local, "conn", None)

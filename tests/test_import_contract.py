@@ -36,7 +36,7 @@ PACKAGE_LAYER = {"codex": "codex", "index": "index", "phase1": "phase1", "phase2
                  "memory_folder": "memory_folder", "read_path": "read_path",
                  "backends": "backends", "demo": "top"}
 FOUNDATION = {"errors", "clock", "formatting", "store", "redact", "workers", "call_log",
-              "atomic", "personal_data", "crash_points"}
+              "atomic", "personal_data", "crash_points", "line_diff", "content_gate"}
 TOP = {"__init__", "watch", "results", "settings_access"}  # the watcher; the facade's parts
 FACADE_INTERNALS = {"home", "store", "index"}  # public attributes of Engine, not for the TUI
 

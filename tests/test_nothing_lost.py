@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -274,27 +275,40 @@ def test_restore_backup_works_without_tarfile_filters(home: Path, monkeypatch) -
     assert root_state(home / "memories") == state
 
 
-def _evil(kind: str) -> tuple[object, bytes | None]:
+def _evil(kind: str) -> list[tuple[object, bytes | None]]:
     import tarfile
 
-    m = tarfile.TarInfo("roots/memories/../../../escaped.txt")
+    def link(name: str, target: str, kind: bytes = tarfile.SYMTYPE) -> tarfile.TarInfo:
+        m = tarfile.TarInfo(f"roots/memories/{name}")
+        m.type, m.linkname = kind, target
+        return m
+
+    ms = [tarfile.TarInfo("roots/memories/../../../escaped.txt")]
     if kind == "absolute-link":
-        m = tarfile.TarInfo("roots/memories/link.md")
-        m.type, m.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        ms = [link("link.md", "/etc/passwd")]
     elif kind == "escaping-link":
-        m = tarfile.TarInfo("roots/memories/skills/link.md")
-        m.type, m.linkname = tarfile.SYMTYPE, "../../../../escaped.txt"
+        ms = [link("skills/link.md", "../../../../escaped.txt")]
+    elif kind == "chained-links":  # each stays inside on its own; together they climb out
+        ms = [link("a", "."), link("b", "a/a/a/a/.."), link("c", "b/../../.."),
+              tarfile.TarInfo("roots/memories/c/escaped.txt")]
+    elif kind == "inside-link":  # harmless alone, but memdeck never writes a link member
+        ms = [link("skills/again.md", "../MEMORY.md")]
+    elif kind == "hardlink":
+        ms = [link("config.md", "../../config.toml", tarfile.LNKTYPE)]
     elif kind == "device":
-        m = tarfile.TarInfo("roots/memories/dev")
-        m.type = tarfile.CHRTYPE
-    data = b"evil" if m.isfile() else None
-    m.size = len(data or b"")
-    return m, data
+        ms = [tarfile.TarInfo("roots/memories/dev")]
+        ms[0].type = tarfile.CHRTYPE
+    out: list[tuple[object, bytes | None]] = []
+    for m in ms:
+        data = b"evil" if m.isfile() else None
+        m.size = len(data or b"")
+        out.append((m, data))
+    return out
 
 
 @pytest.mark.parametrize("filters", ["filters", "no-filters"])
-@pytest.mark.parametrize("kind", ["dotdot", "absolute-link", "escaping-link", "device",
-                                  "truncated"])
+@pytest.mark.parametrize("kind", ["dotdot", "absolute-link", "escaping-link", "chained-links",
+                                  "inside-link", "hardlink", "device", "truncated"])
 def test_an_unsafe_or_damaged_backup_is_refused_and_changes_nothing(
         home: Path, monkeypatch, kind: str, filters: str) -> None:
     """On every Python memdeck supports (3.11.0–3.11.3 have no tar filters): a backup with a
@@ -313,7 +327,7 @@ def test_an_unsafe_or_damaged_backup_is_refused_and_changes_nothing(
             members = [(m, tar.extractfile(m).read() if m.isfile() else None)  # type: ignore[union-attr]
                        for m in tar.getmembers()]
         with tarfile.open(b.path, "w:gz") as tar:
-            for m, data in [*members[:-1], _evil(kind), members[-1]]:  # manifest stays last
+            for m, data in [*members[:-1], *_evil(kind), members[-1]]:  # manifest stays last
                 tar.addfile(m, io.BytesIO(data) if data is not None else None)  # type: ignore[arg-type]
     if filters == "no-filters":
         monkeypatch.delattr(tarfile, "data_filter")
@@ -325,9 +339,55 @@ def test_an_unsafe_or_damaged_backup_is_refused_and_changes_nothing(
     assert "\n" not in str(e.value)
     assert root_state(home / "memories") == before
     assert not (home.parent / "escaped.txt").exists()
+    assert not list(home.parent.parent.rglob("escaped.txt"))
     assert leftovers(home) == []
     listed = run_memdeck(home, "backups")  # the listing still works beside it
     assert listed.returncode == 0 and "internal error" not in listed.stderr
+
+
+def test_a_memory_folder_with_links_comes_back_from_its_backup(home: Path) -> None:
+    """memdeck's own backups hold no link member: a symlink is listed in the manifest and
+    made again, a file linked twice is stored twice; both come back."""
+    import os
+
+    root = home / "memories"
+    (root / "skills" / "shared").mkdir(parents=True)
+    (root / "skills" / "shared" / "SKILL.md").write_text("# shared\n")
+    (root / "skills" / "alias").symlink_to("shared")
+    os.link(root / "MEMORY.md", root / "MEMORY.hardlink.md")
+    eng = Engine.open(home)
+    eng.record_outside_edits()
+    before = root_state(root)
+    backup = eng.reset().id
+    with tarfile.open(home / "memdeck" / "backups" / f"{backup}.tar.gz") as tar:
+        assert not [m.name for m in tar.getmembers() if m.issym() or m.islnk()]
+    eng.restore_backup(backup)
+    assert root_state(root) == before
+    assert os.readlink(root / "skills" / "alias") == "shared"
+    assert (root / "MEMORY.hardlink.md").read_text() == (root / "MEMORY.md").read_text()
+
+
+def test_a_manifest_link_out_of_its_folder_is_refused(home: Path) -> None:
+    import io
+    import json
+
+    eng = Engine.open(home)
+    backup = eng.reset().id
+    path = home / "memdeck" / "backups" / f"{backup}.tar.gz"
+    with tarfile.open(path, "r:gz") as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None)  # type: ignore[union-attr]
+                   for m in tar.getmembers()]
+    manifest = json.loads(members[-1][1] or b"{}")
+    manifest["links"] = {"roots/memories/MEMORY.md.link": "../../config.toml"}
+    data = json.dumps(manifest).encode()
+    members[-1][0].size = len(data)
+    with tarfile.open(path, "w:gz") as tar:
+        for m, d in [*members[:-1], (members[-1][0], data)]:
+            tar.addfile(m, io.BytesIO(d) if d is not None else None)
+    before = root_state(home / "memories")
+    with pytest.raises(MemdeckError, match="damaged or unsafe"):
+        eng.restore_backup(backup)
+    assert root_state(home / "memories") == before
 
 
 # -- item 3: a dead memdeck's lease does not block reset ------------------------------------

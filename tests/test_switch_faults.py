@@ -331,3 +331,136 @@ def test_a_newer_memdecks_journal_is_left_for_it_and_changes_say_so(home: Path) 
     assert r.returncode == 1 and "newer memdeck" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert j.exists()  # left for the memdeck that wrote it
+
+
+# -- item 8: a full disk -----------------------------------------------------------------------
+def fill(disk: Path, leave: int) -> Path:
+    """Fill the file system of `disk` up to `leave` bytes free; returns the filler file."""
+    filler = disk / "filler"
+    filler.unlink(missing_ok=True)
+    with open(filler, "wb") as f:
+        try:
+            while True:
+                st = os.statvfs(disk)
+                free = st.f_bavail * st.f_frsize - leave
+                if free <= 0:
+                    break
+                f.write(b"\0" * min(free, 1 << 16))
+                f.flush()
+        except OSError:
+            pass
+    return filler
+
+
+@pytest.fixture
+def small_disk(accepted_home: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The accepted home on a 48 MB tmpfs of its own."""
+    import shutil
+
+    if not _can_mount():
+        pytest.skip("a tmpfs needs root on Linux")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(disk)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"this machine cannot mount a tmpfs: {r.stderr.strip()}")
+    shutil.copytree(accepted_home, disk / "home", symlinks=True)
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+EDIT = """
+import sys
+from memdeck.engine import Engine, MemdeckError
+from memdeck.tui.messages import one_line
+e = Engine.open(sys.argv[1])
+f = e.memory_read("MEMORY.md")
+try:
+    e.memory_save("MEMORY.md", f.text + "- more\\n", f.version)
+except (MemdeckError, OSError) as err:  # what the app shows: one line
+    print(one_line(err), file=sys.stderr)
+    sys.exit(1)
+"""
+
+
+@pytest.mark.parametrize("leave", [0, 96 << 10, 1 << 20, 3 << 20], ids=["0", "96K", "1M", "3M"])
+@pytest.mark.parametrize("op", ["reset", "restore", "restore-backup", "accept", "edit"])
+def test_a_full_disk_is_one_line_and_nothing_is_lost(small_disk: Path, op: str,
+                                                     leave: int) -> None:
+    """The disk fills at whatever step the free space runs out: the command says so in one
+    line (never "internal error", never a good backup called damaged), and once there is room
+    again the folder is the old state or the new one, with nothing left half-done."""
+    home = small_disk / "home"
+    eng = Engine.open(home)
+    argv: list[str] = []
+    if op == "reset":
+        argv = ["reset", "--yes"]
+    elif op == "restore":
+        argv = ["restore", eng.history()[-1].commit]
+    elif op == "restore-backup":
+        bid = eng.reset().id
+        eng.restore_backup(bid)
+        argv = ["restore-backup", bid]
+    elif op == "accept":
+        eng.memory_note("prefer uv over pip")
+        argv = ["accept", eng.consolidate().id]
+    before = root_state(home / "memories")
+    filler = fill(small_disk, leave)
+    if argv:
+        r = run_memdeck(home, *argv)
+    else:
+        r = subprocess.run([sys.executable, "-c", EDIT, str(home)], capture_output=True,
+                           text=True, timeout=120)
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    if r.returncode != 0:
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "damaged" not in r.stderr, r.stderr  # a good backup is never called damaged
+        assert "space" in r.stderr.lower(), r.stderr  # says what is wrong
+    after = root_state(home / "memories")
+    filler.unlink()  # room again: the next command finishes or undoes what was cut short
+    nxt = run_memdeck(home, "sessions")
+    assert nxt.returncode == 0, nxt.stderr
+    final = root_state(home / "memories")
+    if r.returncode != 0:  # refused: the old state, or a change decided and now finished
+        assert final in (before, after), nxt.stderr
+    assert leftovers(home) == []
+
+
+@pytest.mark.parametrize("memdeck_dir", ["kept", "never made"])
+def test_a_read_only_home_lists_its_sessions_with_one_warning(
+        accepted_home: Path, tmp_path: Path, memdeck_dir: str) -> None:
+    """A home memdeck cannot write (a read-only mount, another user's): every read works, with
+    the statuses a writable home shows and one warning saying why nothing can change."""
+    import shutil
+
+    if not _can_mount():
+        pytest.skip("a read-only bind mount needs root on Linux")
+    src = accepted_home
+    if memdeck_dir == "never made":
+        shutil.rmtree(src / "memdeck")
+    for side in src.glob("*.sqlite-*"):  # as Codex leaves them when it is not running
+        side.unlink()
+    want = json.loads(run_memdeck(src, "sessions", "--json").stdout)
+    if memdeck_dir == "never made":
+        shutil.rmtree(src / "memdeck")
+    for side in src.glob("*.sqlite-*"):
+        side.unlink()
+    ro = tmp_path / "read-only"
+    ro.mkdir()
+    subprocess.run(["mount", "--bind", str(src), str(ro)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(ro)], check=True)
+        r = run_memdeck(ro, "sessions", "--json")
+        assert r.returncode == 0, r.stderr
+        got = json.loads(r.stdout)
+        assert [(s["id"], s["status"]) for s in got] == [(s["id"], s["status"]) for s in want]
+        warnings = [w for w in r.stderr.splitlines() if w.startswith("memdeck: warning")]
+        assert len(warnings) == 1 and "cannot be written" in warnings[0], r.stderr
+        change = run_memdeck(ro, "reset", "--yes")
+        assert change.returncode == 1 and len(change.stderr.strip().splitlines()) == 1
+        assert "internal error" not in change.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(ro)], capture_output=True)

@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(e.code or 0)
     command = args.command or "tui"
     handler = COMMANDS[command]
-    from memdeck.engine import Engine, MemdeckError
+    from memdeck.engine import Engine, MemdeckError, os_error_text
 
     # what opening the home recovered (a change a killed memdeck left): the user is told
     Engine.announce = lambda done: _err(f"recovered: {done}")
@@ -119,6 +119,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os._exit(130)
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as e:  # the machine, not memdeck: a full disk, a read-only folder
+        if os.environ.get("MEMDECK_DEBUG"):
+            raise
+        _err(os_error_text(e))
+        return EXIT_ERROR
     except Exception as e:  # noqa: BLE001 - one line, never a traceback
         if os.environ.get("MEMDECK_DEBUG"):
             raise

@@ -44,6 +44,10 @@ def add_parsers(add: Any) -> None:
     p = add("history", "the memory folder's history: every state, who made it")
     p.add_argument("action", nargs="?", choices=("show",), help="show one commit's diff")
     p.add_argument("commit", nargs="?", help="with show: the commit")
+    p.add_argument("--purge-secret", metavar="TEXT",
+                   help="replace TEXT with [REDACTED_SECRET] in every state history keeps, "
+                        "Codex's baseline, backups and proposals (remove it from the memory "
+                        "folder first)")
     p = add("restore", "make the memory folder what it was at a commit (a new commit)")
     p.add_argument("commit")
     p = add("reset", "back up, then clear all memories exactly as Codex's reset does")
@@ -247,6 +251,14 @@ def cmd_restore_backup(args: argparse.Namespace, engine: Any, print_json: Any) -
 
 
 def cmd_history(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+    if args.purge_secret is not None:
+        done = engine.purge_secret(args.purge_secret)
+        if args.json:
+            print_json({"commits": done.commits, "backups": done.backups, "files": done.files})
+        else:
+            print(f"purged: {done.commits} commits rewritten, {done.backups} backups and "
+                  f"{done.files} proposal files; no copy of it is left in memdeck's folder")
+        return 0
     if args.action == "show":
         if not args.commit:
             from memdeck.tui.cli import UsageError

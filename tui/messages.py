@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from memdeck.engine import MemdeckError
+from memdeck.engine import MemdeckError, os_error_text
 
 if TYPE_CHECKING:
     from memdeck.engine import Proposal
@@ -23,6 +23,8 @@ def one_line(error: BaseException | str) -> str:
         text = error
     elif isinstance(error, MemdeckError):
         text = str(error)
+    elif isinstance(error, OSError):  # the machine: a full disk, a read-only folder
+        text = os_error_text(error)
     else:
         text = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
     first = text.strip().splitlines()[0] if text.strip() else "unknown error"

@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 
 from ..codex.memory_layout import SelectedMemory
 from ..formatting import rfc3339_utc
+from .offline_note_index import LineIndex, WordBag
 from .offline_notes import (
     Folding,
     already_remembered,
@@ -80,6 +81,7 @@ class Group:
     head: list[str]  # `# Task Group: …`, scope, applies_to, anything before the first task
     tasks: list[Task] = field(default_factory=list)
     blocks: dict[str, list[str]] = field(default_factory=dict)
+    tidy: set[str] = field(default_factory=set)  # blocks `_append` has cleared of filler
 
     @property
     def title(self) -> str:
@@ -207,11 +209,15 @@ def _add_selected(groups: list[Group], selected: list[SelectedMemory]) -> None:
 
 
 def _append(group: Group, block: str, lines: list[str]) -> None:
-    """`lines` at the end of a block; a "none recorded" placeholder gives way to them."""
+    """`lines` at the end of a block; a "none recorded" placeholder and blank lines give way
+    to them (once: the block stays tidy as more are appended)."""
     existing = group.blocks.setdefault(block, [])
     if lines:
-        existing[:] = [x for x in existing if x.strip()
-                       and x.strip().lower() != "- none recorded"] + lines
+        if block not in group.tidy:
+            existing[:] = [x for x in existing if x.strip()
+                           and x.strip().lower() != "- none recorded"]
+            group.tidy.add(block)
+        existing.extend(lines)
 
 
 def _fold_notes(preamble: list[str], groups: list[Group], folding: Folding) -> list[str]:
@@ -221,13 +227,15 @@ def _fold_notes(preamble: list[str], groups: list[Group], folding: Folding) -> l
     for g in groups:
         for name in list(g.blocks):
             g.blocks[name] = folding.forget_in(FILE, g.blocks[name])
+    held = LineIndex(x for x in preamble + [y for g in groups for b in g.blocks.values()
+                                            for y in b] if is_bullet(x))
+    bags = {id(g): WordBag(g.text()) for g in groups}
     for i, note in folding.of("remember"):
         if folding.withdrawn(i):
             continue
-        everything = preamble + [x for g in groups for b in g.blocks.values() for x in b]
-        if already_remembered(note.text, [x for x in everything if is_bullet(x)]):
+        if already_remembered(note.text, held):
             continue
-        scored = [(group_score(note.text, g.text(), g.project), -k, g)
+        scored = [(group_score(note.text, bags[id(g)], g.project), -k, g)
                   for k, g in enumerate(groups) if g.title != NOTES_GROUP]
         best = max(scored, key=lambda s: (s[0], s[1]), default=None)
         group = best[2] if best and best[0] > 0 else None
@@ -239,8 +247,11 @@ def _fold_notes(preamble: list[str], groups: list[Group], folding: Folding) -> l
                            "applies_to: cwd=*; reuse_rule=any task: these are the user's own "
                            "requests", ""])
             groups.append(group)
+            bags[id(group)] = WordBag(group.text())
         line = note_bullet(note.text)
         _append(group, BLOCKS[0] if is_preference(note.text) else BLOCKS[1], [line])
+        held.add(line)
+        bags[id(group)].add(line)
         folding.added(i, FILE, line)
     return preamble
 

@@ -31,8 +31,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
 from ..phase2.notes import Note, NoteEffect
+
+if TYPE_CHECKING:
+    from .offline_note_index import LineIndex, WordBag
 
 NOTE_TAG = "[ad-hoc note]"
 STOPWORDS = frozenset("""
@@ -54,7 +58,7 @@ _WORD = re.compile(r"[^\W_]+")
 _TAGS = re.compile(r"(\s*\[(?:Task \d+|ad-hoc note|rollout_summaries/[^\]]*)\])+\s*$", re.I)
 _MARKS = re.compile(r"[`*\"“”‘’']")
 # scripts written without spaces between words: a word there is matched as written
-_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def normal(text: str) -> str:
@@ -68,19 +72,19 @@ def words(text: str) -> list[str]:
     """The words of `text` that count for matching (see the module docstring)."""
     found = _WORD.findall(_MARKS.sub("", unicodedata.normalize("NFKC", text)).casefold())
     return [w for w in dict.fromkeys(found) if w not in STOPWORDS
-            and (len(w) >= 2 or _UNSPACED.search(w))]
+            and (len(w) >= 2 or UNSPACED.search(w))]
 
 
-def _same(a: str, b: str) -> bool:
+def same_word(a: str, b: str) -> bool:
     if a == b or ABBREVIATIONS.get(a) == b or ABBREVIATIONS.get(b) == a:
         return True
     return min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a))
 
 
 def _word_in(word: str, line_words: list[str], line_text: str) -> bool:
-    if _UNSPACED.search(word):
+    if UNSPACED.search(word):
         return word in line_text
-    return any(_same(word, w) for w in line_words)
+    return any(same_word(word, w) for w in line_words)
 
 
 def is_bullet(line: str) -> bool:
@@ -88,14 +92,33 @@ def is_bullet(line: str) -> bool:
     return s.startswith("- ") and s.lower() not in PLACEHOLDERS
 
 
-def _contains(what: str, text: str) -> bool:
+class Needle:
+    """Rule (a) for one note's text, ready to look for in many lines: `what` as whole words
+    (no letter or digit right before or after it, where it starts or ends with one)."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.counts = bool(what) and bool(words(what))
+        self.head = bool(what) and what[0].isalnum() and not UNSPACED.match(what)
+        self.tail = bool(what) and what[-1].isalnum() and not UNSPACED.match(what[-1])
+
+    def found_in(self, text: str) -> bool:
+        if not self.counts:
+            return False
+        what, n = self.what, len(self.what)
+        i = text.find(what)
+        while i != -1:
+            if (not self.head or i == 0 or not text[i - 1].isalnum()) and \
+                    (not self.tail or i + n == len(text) or not text[i + n].isalnum()):
+                return True
+            i = text.find(what, i + 1)
+        return False
+
+
+def contains_text(what: str, text: str) -> bool:
     """Rule (a): `what` is part of `text`, not cut out of a longer word (`deploy` is not in
     `redeploy`); a note without a word that counts finds nothing (`forget: the`)."""
-    if not what or not words(what):
-        return False
-    head = "" if _UNSPACED.match(what) or not what[0].isalnum() else r"(?<![^\W_])"
-    tail = "" if _UNSPACED.match(what[-1]) or not what[-1].isalnum() else r"(?![^\W_])"
-    return re.search(head + re.escape(what) + tail, text) is not None
+    return Needle(what).found_in(text)
 
 
 def forget_matches(note_text: str, line: str) -> bool:
@@ -103,7 +126,7 @@ def forget_matches(note_text: str, line: str) -> bool:
     if not is_bullet(line):
         return False
     what, text = normal(note_text), normal(line)
-    if _contains(what, text):
+    if contains_text(what, text):
         return True
     wanted = words(note_text)
     if not wanted:
@@ -112,9 +135,11 @@ def forget_matches(note_text: str, line: str) -> bool:
     return all(_word_in(w, line_words, text) for w in wanted)
 
 
-def already_remembered(note_text: str, lines: list[str]) -> bool:
-    what = normal(note_text)
-    return any(_contains(what, normal(x)) for x in lines if x.strip())
+def already_remembered(note_text: str, lines: LineIndex) -> bool:
+    """Rule (a) finds the note's text in one of `lines` (the bullets memory holds)."""
+    needle = Needle(normal(note_text))
+    return needle.counts and any(needle.found_in(lines.normal[k])
+                                 for k in lines.candidates(note_text))
 
 
 def is_preference(text: str) -> bool:
@@ -125,14 +150,13 @@ def note_bullet(text: str) -> str:
     return f"- {text.strip()} {NOTE_TAG}"
 
 
-def group_score(note_text: str, group_text: str, project: str) -> int:
+def group_score(note_text: str, group: WordBag, project: str) -> int:
     """How many of the note's words the group's text has; its project's name counts
     double."""
     wanted = words(note_text)
-    have = words(group_text)
-    score = sum(1 for w in wanted if _word_in(w, have, group_text.casefold()))
+    score = sum(1 for w in wanted if group.has(w))
     names = words(project)
-    if names and any(_same(w, n) for w in wanted for n in names):
+    if names and any(same_word(w, n) for w in wanted for n in names):
         score += 1
     return score
 
@@ -147,14 +171,25 @@ class Folding:
         self._added: dict[int, list[tuple[str, str]]] = {i: [] for i in range(len(notes))}
         self._removed: dict[int, list[tuple[str, str]]] = {i: [] for i in range(len(notes))}
         self._reason: dict[int, str] = {}
+        self._withdrawn: set[int] | None = None  # remember notes a later forget withdraws
 
     def of(self, kind: str) -> list[tuple[int, Note]]:
         return [(i, n) for i, n in enumerate(self.notes) if n.kind == kind]
 
     def withdrawn(self, i: int) -> bool:
         """A later forget note matches remember note `i`: it is not added at all."""
-        later = [n for j, n in self.of("forget") if j > i]
-        if any(forget_matches(n.text, note_bullet(self.notes[i].text)) for n in later):
+        if self._withdrawn is None:
+            from .offline_note_index import LineIndex
+
+            remembers = self.of("remember")
+            bullets = LineIndex(note_bullet(n.text) for _, n in remembers)
+            self._withdrawn = set()
+            for j, f in self.of("forget"):
+                for k in bullets.candidates(f.text):
+                    r = remembers[k][0]
+                    if r < j and forget_matches(f.text, bullets.lines[k]):
+                        self._withdrawn.add(r)
+        if i in self._withdrawn:
             self._reason[i] = "withdrawn by a later forget note"
             return True
         return False
@@ -166,15 +201,25 @@ class Folding:
         self._removed[i].append((path, line.rstrip("\n")))
 
     def forget_in(self, path: str, lines: list[str]) -> list[str]:
-        """`lines` without the bullets a forget note matches, each removal recorded."""
+        """`lines` without the bullets a forget note matches (the first one that does), each
+        removal recorded."""
+        from .offline_note_index import LineIndex
+
         forgets = self.of("forget")
+        if not forgets:
+            return list(lines)
+        index = LineIndex(lines)
+        hit: dict[int, int] = {}
+        for i, n in forgets:
+            for k in index.candidates(n.text):
+                if k not in hit and forget_matches(n.text, lines[k]):
+                    hit[k] = i
         out = []
-        for line in lines:
-            hit = next((i for i, n in forgets if forget_matches(n.text, line)), None)
-            if hit is None:
-                out.append(line)
+        for k, line in enumerate(lines):
+            if k in hit:
+                self.removed(hit[k], path, line)
             else:
-                self.removed(hit, path, line)
+                out.append(line)
         return out
 
     def effects(self) -> tuple[NoteEffect, ...]:

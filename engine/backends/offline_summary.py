@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from .offline_memory_md import parse_memory
+from .offline_note_index import LineIndex
 from .offline_notes import Folding, already_remembered, is_bullet, is_preference, note_bullet
 
 FILE = "memory_summary.md"
@@ -115,16 +116,20 @@ def fold_notes(sections: dict[str, list[str]], folding: Folding | None) -> None:
         return
     for h in SUMMARY_SECTIONS:
         sections[h] = folding.forget_in(FILE, sections[h])
+    held = LineIndex(x for h in SUMMARY_SECTIONS for x in sections[h] if is_bullet(x))
+    cleared: set[str] = set()
     for i, note in folding.of("remember"):
         if folding.withdrawn(i):
             continue
-        held = [x for h in SUMMARY_SECTIONS for x in sections[h] if is_bullet(x)]
         if already_remembered(note.text, held):
             continue
         line = note_bullet(note.text)
         target = SUMMARY_SECTIONS[1] if is_preference(note.text) else SUMMARY_SECTIONS[2]
-        sections[target] = [x for x in sections[target]
-                            if x.strip().lower() != NONE_YET] + [line]
+        if target not in cleared:  # the placeholder gives way to the first real line
+            sections[target] = [x for x in sections[target] if x.strip().lower() != NONE_YET]
+            cleared.add(target)
+        sections[target].append(line)
+        held.add(line)
         folding.added(i, FILE, line)
 
 
@@ -216,27 +221,82 @@ def _index_v1(lines: list[str], memory_md: str, previous_memory: str | None,
     for b in blocks:
         b.lines = filtered(b.lines)
         b.days = [(h, filtered(xs)) for h, xs in b.days]
-    every = [e for b in blocks for xs in [b.lines, *(xs for _, xs in b.days)]
-             for e in _entries(xs)]
+    every = _EntryIndex([e for b in blocks for xs in [b.lines, *(xs for _, xs in b.days)]
+                         for e in _entries(xs)])
+    placing = _Placing(blocks)
     for tp in kept:
-        if not any(tp.matches(e) for e in every):
+        if not every.has(tp):
             entry = f"- {tp.title}: {', '.join(tp.keywords)}"
-            _place(blocks, f"### {tp.scope}", f"#### {tp.day or day}", entry)
+            placing.place(f"### {tp.scope}", f"#### {tp.day or day}", entry)
     return _render_index_v1(blocks)
 
 
-def _place(blocks: list[_Block], scope: str, day: str, entry: str) -> None:
-    block = next((b for b in blocks if b.head == scope), None)
-    if block is None:
-        block = _Block(scope)
-        older = next((i for i, b in enumerate(blocks) if b.head == OLDER), len(blocks))
-        blocks.insert(older, block)
-    for head, xs in block.days:
-        if head == day:
-            xs[:] = [x for x in xs if x.strip().lower() != NONE_YET] + [entry]
-            return
-    at = next((k for k, (head, _) in enumerate(block.days) if head < day), len(block.days))
-    block.days.insert(at, (day, [entry]))  # newest day first
+class _EntryIndex:
+    """The index's entries, for `_Topic.matches` against all of them at once (a home with
+    thousands of tasks asked it of every entry for every task)."""
+
+    def __init__(self, entries: list[list[str]]) -> None:
+        self.entries = [e for e in entries if e[0].startswith("- ")]
+        self.text = "\n\0".join("\n".join(e) for e in self.entries)  # no mark spans two
+        self.bodies: set[str] = set()
+        self.heads: set[str] = set()
+        self.items: list[list[str]] = []
+        self.by_item: dict[str, list[int]] = {}
+        for n, e in enumerate(self.entries):
+            body = e[0][2:].strip().casefold()
+            self.bodies.add(body)
+            items = [k.strip() for k in re.split(r"[,;]", body.split(":", 1)[1])
+                     if k.strip()] if ":" in body else []
+            if ":" in body:
+                self.heads.add(body.split(":", 1)[0])
+            self.items.append(items)
+            for k in set(items):
+                self.by_item.setdefault(k, []).append(n)
+
+    def has(self, tp: _Topic) -> bool:
+        """`any(tp.matches(e) for e in entries)`."""
+        if any(m in self.text for m in tp.marks):
+            return True
+        title = tp.title.casefold()
+        if title in self.bodies or title in self.heads:
+            return True
+        if ":" in title and any(e[0][2:].strip().casefold().startswith(title + ":")
+                                for e in self.entries):
+            return True
+        hits: dict[int, int] = {}
+        for k in {k.casefold() for k in tp.keywords}:
+            for n in self.by_item.get(k, ()):
+                hits[n] = hits.get(n, 0) + self.items[n].count(k)
+        return any(2 * c >= len(self.items[n]) for n, c in hits.items())
+
+
+class _Placing:
+    """New entries into the index's blocks: under their scope (a new block before the older
+    entries when there is none), under their day (newest first)."""
+
+    def __init__(self, blocks: list[_Block]) -> None:
+        self.blocks = blocks
+        self.by_head = {b.head: b for b in reversed(blocks)}  # the first block of a head
+        self.tidy: set[int] = set()  # days whose "none yet" placeholder is gone
+        self.older = next((i for i, b in enumerate(blocks) if b.head == OLDER), len(blocks))
+
+    def place(self, scope: str, day: str, entry: str) -> None:
+        block = self.by_head.get(scope)
+        if block is None:
+            block = _Block(scope)
+            self.blocks.insert(self.older, block)  # new scopes go before the older entries
+            self.older += 1
+            self.by_head[scope] = block
+        for head, xs in block.days:
+            if head == day:
+                if id(xs) not in self.tidy:
+                    xs[:] = [x for x in xs if x.strip().lower() != NONE_YET]
+                    self.tidy.add(id(xs))
+                xs.append(entry)
+                return
+        at = next((k for k, (head, _) in enumerate(block.days) if head < day),
+                  len(block.days))
+        block.days.insert(at, (day, [entry]))  # newest day first
 
 
 def _render_index_v1(blocks: list[_Block]) -> list[str]:

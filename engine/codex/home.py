@@ -189,6 +189,11 @@ class CodexHome:
     def backups_dir(self) -> Path:
         return self.memdeck_dir / "backups"
 
+    def read_only(self) -> bool:
+        """memdeck cannot write its own folder here (a read-only mount, another user's home)."""
+        target = self.memdeck_dir if self.memdeck_dir.is_dir() else self.root
+        return not os.access(target, os.W_OK)
+
     def ensure_memdeck_dir(self) -> Path:
         d = self.memdeck_dir
         if d.is_symlink():

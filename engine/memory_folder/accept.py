@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..codex.home import CodexHome
@@ -41,6 +41,15 @@ def _legacy_paths(home: CodexHome) -> tuple[Path, Path, Path, Path]:
     root = home.memory_root
     return (root, root.with_name(f".{root.name}.memdeck-new"),
             home.memdeck_dir / "accept.journal", home.memdeck_dir / "swap.journal")
+
+
+def _inside_root(rel: object) -> bool:
+    """A relative path that stays inside the root it is joined to."""
+    if not isinstance(rel, str) or not rel or "\0" in rel or "\\" in rel:
+        return False
+    parts = PurePosixPath(rel).parts
+    return not rel.startswith("/") and ".." not in parts and "." not in parts \
+        and ".git" not in parts
 
 
 def _build(root: Path, ws: Path, new: Path, files: list[str] | None,
@@ -112,6 +121,10 @@ def _accept(change: Change, pid: str, files: list[str] | None,
     if not ws.is_dir():
         raise AcceptRefused(f"proposal {p.id} has lost its workspace ({ws}); consolidate again")
     changed = {f["path"] for f in p.files}
+    for rel in sorted(changed | set(files or []) | set(hunks or {})):
+        if not _inside_root(rel):  # the row or the request edited: never followed
+            raise AcceptRefused(f"proposal {p.id} names {rel!r}, a path outside the memory "
+                                "folder; reject it")
     if files is not None:
         unknown = sorted(set(files) - changed)
         if unknown:
@@ -161,6 +174,8 @@ def _accept(change: Change, pid: str, files: list[str] | None,
             raise
         partial = files is not None
         sw.commit(origin="consolidation",
+                  gate=(f"proposal {p.id} adds", "reject it, or edit the raw memory and "
+                        "consolidate again"),
                   message=f"accept proposal {p.id}" + (" (some files)" if partial else ""),
                   trailers={"Memdeck-Proposal": p.id,
                             "Memdeck-Threads": ",".join(t for t, _ in selected)},

@@ -18,6 +18,7 @@ live consolidation holds the lease in any of them (a dead memdeck's does not cou
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -77,8 +78,11 @@ def _refuse_live_consolidation(path: Path, now: int) -> None:
         finally:
             conn.close()
     except sqlite3.Error as e:
-        raise MemdeckError(describe_sqlite_error(path, e) + "; nothing was reset: move it "
-                           "aside (Codex makes a new one), then reset again") from None
+        text = describe_sqlite_error(path, e)
+        damaged = "not a valid SQLite database" in text
+        raise MemdeckError(text + "; nothing was reset" + (
+            ": move it aside (Codex makes a new one), then reset again" if damaged else "")
+            ) from None
     if row and not dead_memdeck_worker(row[0]):
         raise MemdeckError(f"a consolidation is running ({row[0] or 'unknown worker'}, lease "
                            f"until {time.strftime('%H:%M', time.localtime(row[1]))}); "
@@ -106,6 +110,29 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mtime: float) -> No
     tar.addfile(info, io.BytesIO(data))
 
 
+def _add_tree(tar: tarfile.TarFile, root: Path, arc: str, links: dict[str, str]) -> None:
+    """`root` under `arc`: folders and plain files only. A file linked twice is stored
+    twice (never a hard-link member) and a symlink is listed in the manifest, not stored as
+    a link: a backup holds no link member, so one that does was not written by memdeck."""
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        rel = here.relative_to(root).as_posix()
+        name = arc if rel == "." else f"{arc}/{rel}"
+        tar.add(here, arcname=name, recursive=False)
+        for entry in sorted(files) + sorted(d for d in dirs if (here / d).is_symlink()):
+            p, member = here / entry, f"{name}/{entry}"
+            if p.is_symlink():
+                links[member] = os.readlink(p)
+                continue
+            if not p.is_file():
+                continue  # a FIFO or a device: nothing Codex reads
+            info = tar.gettarinfo(p, arcname=member)
+            info.type, info.size, info.linkname = tarfile.REGTYPE, p.stat().st_size, ""
+            with open(p, "rb") as f:
+                tar.addfile(info, f)
+        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink())
+
+
 def create_backup(home: CodexHome, now: float, reason: str) -> Backup:
     roots = _check_roots(home)
     home.ensure_memdeck_dir()
@@ -116,13 +143,13 @@ def create_backup(home: CodexHome, now: float, reason: str) -> Backup:
         n += 1
         bid = f"{stamp}-{n}"
     final = home.backups_dir / f"{bid}.tar.gz"
-    manifest: dict[str, Any] = {"format": 1, "created_at": now, "home": str(home.root),
-                                "reason": reason, "roots": [], "databases": []}
+    manifest: dict[str, Any] = {"format": 2, "created_at": now, "home": str(home.root),
+                                "reason": reason, "roots": [], "databases": [], "links": {}}
     # complete under its name or not there at all: a backup cut short is never offered
     with atomic_file(final) as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
         for root in roots:
             if root.is_dir():
-                tar.add(root, arcname=f"roots/{root.name}")
+                _add_tree(tar, root, f"roots/{root.name}", manifest["links"])
                 manifest["roots"].append(root.name)
                 crash_point("backup.writing")
         for db in _pipeline_dbs(home):
@@ -227,7 +254,9 @@ def restore_backup(writer: MemoryFolderWriter, backup_id: str) -> Backup:
             raise
         sw.commit(origin="restore", message=f"restore backup {backup_id}",
                   finish={"rows": str(sw.file("rows.json"))},
-                  what=f"restore backup {backup_id}")
+                  what=f"restore backup {backup_id}",
+                  gate=(f"backup {backup_id} would put back",
+                        "it is kept as it is; nothing was restored"))
     return safety
 
 
@@ -276,30 +305,64 @@ def _unpack(src: Path, backup_id: str, dest: Path) -> tuple[Path, dict[str, Any]
             manifest = json.load(tar.extractfile("manifest.json"))  # type: ignore[arg-type]
             members = [m for m in tar.getmembers() if m.name.startswith("roots/")]
             safe_extract(tar, members, dest)
+            _make_links(dest, manifest.get("links") or {})
             dbs = {name: json.load(tar.extractfile(f"db/{i}.json"))  # type: ignore[arg-type]
                    for i, name in enumerate(manifest["databases"])}
-    except (tarfile.TarError, OSError, ValueError, KeyError, TypeError, EOFError,
-            zlib.error) as e:
-        raise MemdeckError(f"backup {backup_id} is damaged or unsafe ({type(e).__name__}: "
-                           f"{str(e).splitlines()[0] if str(e) else 'unreadable'}); "
-                           "nothing was changed") from None
+    except OSError as e:
+        if e.errno in _WRITE_ERRORS:  # the backup is fine; there is no room to unpack it
+            raise MemdeckError(f"cannot unpack backup {backup_id} into {dest.parent}: "
+                               f"{e.strerror}; nothing was changed") from None
+        raise _damaged(backup_id, e) from None
+    except (tarfile.TarError, ValueError, KeyError, TypeError, EOFError, zlib.error) as e:
+        raise _damaged(backup_id, e) from None
     return dest, dbs
 
 
+_WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM,
+                 errno.EMFILE)
+
+
+def _damaged(backup_id: str, e: BaseException) -> MemdeckError:
+    return MemdeckError(f"backup {backup_id} is damaged or unsafe ({type(e).__name__}: "
+                        f"{str(e).splitlines()[0] if str(e) else 'unreadable'}); "
+                        "nothing was changed")
+
+
 def safe_extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
-    """Extract only plain files, folders and links that stay inside `dest`, on every
-    Python memdeck supports: 3.11.0–3.11.3 have no extraction filters."""
+    """Extract plain files and folders whose names stay inside `dest`, on every Python
+    memdeck supports (3.11.0–3.11.3 have no extraction filters). A link of any kind is
+    refused: memdeck writes none (its symlinks are in the manifest), so a backup with one was
+    made by someone else, and links are how a crafted archive writes outside (a chain of
+    relative links, each harmless alone)."""
     for m in members:
         parts = PurePosixPath(m.name).parts
-        if m.name.startswith("/") or ".." in parts or not (m.isfile() or m.isdir()
-                                                            or m.issym()):
-            raise tarfile.TarError(f"unsafe member {m.name!r}")
-        if m.issym():
-            target = PurePosixPath(m.name).parent / m.linkname
-            if m.linkname.startswith("/") or ".." in PurePosixPath(
-                    os.path.normpath(target)).parts:
-                raise tarfile.TarError(f"link {m.name!r} points outside the backup")
+        if m.name.startswith("/") or ".." in parts or not (m.isfile() or m.isdir()):
+            raise tarfile.TarError(f"unsafe member {m.name!r}"
+                                   + (" (a link)" if m.issym() or m.islnk() else ""))
     if hasattr(tarfile, "data_filter"):
         tar.extractall(dest, members=members, filter="tar")
     else:  # pragma: no cover - Python 3.11.0–3.11.3; the checks above did the filter's work
         tar.extractall(dest, members=members)
+
+
+def _make_links(dest: Path, links: dict[str, str]) -> None:
+    """The symlinks a backup lists, made after every file is in place (nothing is written
+    through them): each inside its root, pointing inside that root, never at another link."""
+    if not isinstance(links, dict):
+        raise ValueError("links is not a table")
+    names = set(links)
+    for name, target in sorted(links.items()):
+        parts = PurePosixPath(name).parts
+        if len(parts) < 3 or parts[0] != "roots" or ".." in parts or name.startswith("/") \
+                or not isinstance(target, str) or not target or target.startswith("/"):
+            raise tarfile.TarError(f"unsafe link {name!r}")
+        resolved = os.path.normpath(str(PurePosixPath(name).parent / target))
+        root = f"roots/{parts[1]}"
+        if not (resolved == root or resolved.startswith(root + "/")) or resolved in names \
+                or any(resolved.startswith(n + "/") or name.startswith(n + "/") for n in names):
+            raise tarfile.TarError(f"link {name!r} points outside its folder")
+        where = dest / name
+        if where.exists() or where.is_symlink():
+            raise tarfile.TarError(f"link {name!r} is also a file")
+        where.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, where)

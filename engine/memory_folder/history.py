@@ -251,7 +251,10 @@ def restore(writer: MemoryFolderWriter, rev: str) -> str:
         out = sw.commit(origin="restore", message=f"restore {c.commit[:12]}: {c.summary}",
                         trailers={"Memdeck-Restored": c.commit},
                         finish={"clear_selection": bool(undone)}, lease=lease,
-                        what=f"restore {c.commit[:12]}")
+                        what=f"restore {c.commit[:12]}",
+                        gate=(f"restoring {c.commit[:12]} would put back",
+                              "remove it from history first (memdeck history "
+                              "--purge-secret TEXT), then restore"))
         return out.commit or rev
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import fsync_dir, write_atomic
+from ..content_gate import added_findings, refusal
 from ..crash_points import crash_point
 from ..errors import HomeError, MemdeckError
 from ..phase2.proposals import root_state
@@ -134,11 +135,18 @@ class Switch:
 
     def commit(self, *, origin: str, message: str, trailers: dict[str, str] | None = None,
                finish: dict[str, Any] | None = None, lease: Lease | None = None,
-               what: str = "") -> Outcome:
+               what: str = "", gate: tuple[str, str] | None = None) -> Outcome:
         """Make the staged roots live, then write the rows and the history entry.
 
-        Raises `ChangedMeanwhile` (nothing applied, the outside change kept) when a root
-        changed after it was staged."""
+        `gate` = (who, advice): the new state must add no secret and no control character
+        to any root (content_gate.py), else `ContentRefused` "<who> a secret (…); <advice>"
+        and nothing applied. Raises `ChangedMeanwhile` (nothing applied, the outside change
+        kept) when a root changed after it was staged."""
+        if gate is not None:
+            found = [a for r in self.roots for a in added_findings(r.root, r.staged)]
+            if found:
+                self.discard()
+                raise refusal(gate[0], found, gate[1])
         for r in self.roots:
             r.new = root_state(r.staged)
         if finish is None and all(r.new == r.base for r in self.roots):

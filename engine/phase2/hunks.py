@@ -1,20 +1,21 @@
 """A proposal's changes as hunks that can be accepted one by one.
 
-Hunks are difflib's grouped opcodes with three lines of context, the same hunks
-`memdeck diff` prints, numbered per file from 0. Applying a subset takes each chosen hunk's
-new lines and keeps the old lines everywhere else. A hunk names the ad-hoc notes behind it:
-those that added one of its `+` lines or removed one of its `-` lines (phase2/notes.py).
-`note_changes` names the user's note files a proposal would delete or change, which Review
-flags (notes are never deleted: docs/codex-format.md "Extensions and notes").
+Hunks are difflib's grouped opcodes (git's diff for a big file: line_diff.py) with three
+lines of context, the same hunks `memdeck diff` prints, numbered per file from 0. Applying a
+subset takes each chosen hunk's new lines and keeps the old lines everywhere else. A hunk
+names the ad-hoc notes behind it: those that added one of its `+` lines or removed one of
+its `-` lines (phase2/notes.py). `note_changes` names the user's note files a proposal would
+delete or change, which Review flags (notes are never deleted: docs/codex-format.md
+"Extensions and notes").
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..line_diff import grouped
 from .notes import Note, NoteEffect
 from .paths import is_user_note
 
@@ -39,8 +40,7 @@ def _read(p: Path) -> list[str]:
 
 
 def _groups(old: list[str], new: list[str]) -> list[list[tuple[str, int, int, int, int]]]:
-    return list(difflib.SequenceMatcher(None, old, new, autojunk=False)
-                .get_grouped_opcodes(CONTEXT))
+    return grouped(old, new, CONTEXT)
 
 
 def file_hunks(path: str, old: list[str], new: list[str]) -> list[Hunk]:

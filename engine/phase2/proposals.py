@@ -12,7 +12,7 @@ a separate step.
 
 from __future__ import annotations
 
-import difflib
+import filecmp
 import hashlib
 import json
 import os
@@ -20,6 +20,7 @@ import secrets as _random
 import shutil
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -27,9 +28,10 @@ from typing import Any, TypedDict
 from ..codex.home import CodexHome
 from ..codex.memory_layout import SelectedMemory
 from ..codex.pipeline_db import PipelineDB
+from ..content_gate import line_findings
 from ..errors import HomeError, MemdeckError, NotFound
 from ..index.sessions import Session
-from ..redact import find_secrets
+from ..line_diff import BIG_BYTES, git_unified_lines, unified
 from ..store import Store
 from .backend import Phase2Backend
 from .notes import NoteEffect, load_effects, save_effects
@@ -106,7 +108,7 @@ def changed_files(live: Path, ws: Path) -> list[dict[str, str]]:
             out.append({"path": rel, "change": "D"})
         elif rel not in a:
             out.append({"path": rel, "change": "A"})
-        elif a[rel].read_bytes() != b[rel].read_bytes():
+        elif not filecmp.cmp(a[rel], b[rel], shallow=False):  # in pieces: a big file too
             out.append({"path": rel, "change": "M"})
     return out
 
@@ -117,31 +119,42 @@ def _text(p: Path | None) -> list[str]:
     return p.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
 
 
-def unified_diff(live: Path, ws: Path, files: list[dict[str, str]]) -> str:
-    out: list[str] = []
-    for f in files:
-        rel = f["path"]
-        old = _text(live / rel if f["change"] != "A" else None)
-        new = _text(ws / rel if f["change"] != "D" else None)
-        out += difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}")
-    return "".join(line if line.endswith("\n") else line + "\n" for line in out)
-
-
-def _added_secrets(diff: str) -> list[AddedSecret]:
+def write_diff(live: Path, ws: Path, files: list[dict[str, str]], out: Path) -> list[AddedSecret]:
+    """The proposal's unified diff into `out`, file by file (a big file's diff is never held
+    whole), and what its added lines hold that must not be accepted (content_gate.py)."""
     found: list[AddedSecret] = []
-    path, line_no = "", 0
-    for line in diff.splitlines():
-        if line.startswith("+++ b/"):
-            path = line[6:]
-        elif line.startswith("@@"):
-            line_no = int(line.split("+", 1)[1].split(",", 1)[0].split(" ", 1)[0]) - 1
-        elif line.startswith("+"):
-            line_no += 1
-            found += [AddedSecret(path=path, line=line_no, kind=s.kind, preview=s.preview)
-                      for s in find_secrets(line[1:])]
-        elif not line.startswith("-"):
-            line_no += 1
+    with open(out, "w", encoding="utf-8") as f:
+        for entry in files:
+            rel = entry["path"]
+            a = live / rel if entry["change"] != "A" else None
+            b = ws / rel if entry["change"] != "D" else None
+            line_no = 0
+            for line in _file_diff(a, b, rel):
+                f.write(line if line.endswith("\n") else line + "\n")
+                if line.startswith(("---", "+++")):
+                    continue
+                if line.startswith("@@"):
+                    line_no = int(line.split("+", 1)[1].split(",", 1)[0].split(" ", 1)[0]) - 1
+                elif line.startswith("+"):
+                    line_no += 1
+                    found += [AddedSecret(path=rel, line=line_no, kind=x.kind,
+                                          preview=x.preview)
+                              for x in line_findings(line[1:].rstrip("\n"))]
+                elif not line.startswith("-"):
+                    line_no += 1
     return found
+
+
+def _file_diff(a: Path | None, b: Path | None, rel: str) -> Iterator[str]:
+    """One file's unified diff: difflib's, or git's written as it runs for a big file."""
+    size = sum(p.stat().st_size for p in (a, b) if p is not None and p.exists())
+    if size > BIG_BYTES:
+        lines = git_unified_lines(a if a is not None and a.exists() else Path(os.devnull),
+                                  b if b is not None and b.exists() else Path(os.devnull),
+                                  f"a/{rel}", f"b/{rel}")
+        if lines is not None:
+            return lines
+    return unified(_text(a), _text(b), f"a/{rel}", f"b/{rel}")
 
 
 def consolidate(home: CodexHome, store: Store, backend: Phase2Backend,
@@ -192,11 +205,10 @@ def _build(store: Store, backend: Phase2Backend, where: tuple[str, Path, Path, s
     if not files:
         shutil.rmtree(pdir)
         return None
-    diff = unified_diff(root, ws, files)
-    (pdir / "proposal.diff").write_text(diff, encoding="utf-8")
+    secrets = write_diff(root, ws, files, pdir / "proposal.diff")
     save_effects(pdir, run.notes)  # which note caused which line (phase2/notes.py)
     p = Proposal(pid, now, "pending", backend.name, run.model, [m.thread_id for m in selected],
-                 files, base, _added_secrets(diff), validate_artifacts(ws, version, live=root),
+                 files, base, secrets, validate_artifacts(ws, version, live=root),
                  version=version)
     with store.transaction() as c:
         c.execute("INSERT INTO proposals (id, created_at, status, backend, model, threads, "

@@ -122,7 +122,7 @@ def workspace_diff(root: Path) -> WorkspaceDiff:
             head = repo.head.commit.hexsha
         except (git.GitError, ValueError):
             repo, head = None, None
-        if repo is None:
+        if repo is None or head is None:
             files = sorted(str(p.relative_to(root)) for p in root.rglob("*")
                            if p.is_file() and ".git" not in p.relative_to(root).parts)
             return WorkspaceDiff([("A", f) for f in files], "")
@@ -130,9 +130,26 @@ def workspace_diff(root: Path) -> WorkspaceDiff:
             repo.git.read_tree(head)
             repo.git.add("-A", ".")
             status = repo.git.diff("--cached", "--name-status", "--no-renames", head)
-            patch = repo.git.diff("--cached", "--no-renames", head)
+            patch = _capped_patch(root, head, env)
     changes = [(line[0], line.split("\t", 1)[1]) for line in status.splitlines() if line]
     return WorkspaceDiff(changes, patch)
+
+
+def _capped_patch(root: Path, head: str, env: dict[str, str]) -> str:
+    """`git diff --cached HEAD`, read no further than `DIFF_CAP` bytes (and one more, to know
+    it was cut): the diff file shows no more, and a 50 MB rewrite must not be held whole."""
+    import subprocess
+
+    proc = subprocess.Popen(["git", "diff", "--cached", "--no-renames", "--no-color", head],
+                            cwd=root, env={**os.environ, **env}, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        data = proc.stdout.read(DIFF_CAP + 1)
+    finally:
+        proc.kill()
+        proc.wait()
+    return data.decode("utf-8", "replace").rstrip("\n")
 
 
 def render_diff_file(diff: WorkspaceDiff) -> str:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import os
-import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..codex.home import CodexHome
+from ..line_diff import git_env, git_hunks
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ class Version:
 def line_map(old: Sequence[str], new: Sequence[str]) -> tuple[int | None, ...]:
     """Old line index -> new line number (1-based) for the lines the diff keeps: git's
     histogram diff (fast on a 5,000-line file full of repeated lines), difflib without git."""
-    hunks = _git_hunks(old, new)
+    hunks = git_hunks(old, new)
     if hunks is None:
         return _difflib_map(old, new)
     out: list[int | None] = []
@@ -69,34 +68,6 @@ def _difflib_map(old: Sequence[str], new: Sequence[str]) -> tuple[int | None, ..
         for k in range(size):
             out[a + k] = _b + k + 1
     return tuple(out)
-
-
-_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.M)
-
-
-def _git_hunks(old: Sequence[str], new: Sequence[str]) -> list[tuple[int, int, int, int]] | None:
-    """`git diff --no-index -U0` of the two texts (in a temporary folder, outside the home):
-    (old start, old count, new start, new count) per hunk; None when git cannot say."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="memdeck-diff-") as tmp:
-        a, b = Path(tmp) / "a", Path(tmp) / "b"
-        a.write_bytes(("\n".join(old) + "\n").encode("utf-8", "surrogatepass"))
-        b.write_bytes(("\n".join(new) + "\n").encode("utf-8", "surrogatepass"))
-        try:
-            r = subprocess.run(["git", "diff", "--no-index", "--no-color", "--no-ext-diff",
-                                "--histogram", "-U0", "--text", "a", "b"], cwd=tmp,
-                               capture_output=True, timeout=60, env=_git_env())
-        except (OSError, subprocess.SubprocessError):
-            return None
-    if r.returncode not in (0, 1):
-        return None
-    return [(int(m[1]), 1 if m[2] is None else int(m[2]), int(m[3]),
-             1 if m[4] is None else int(m[4])) for m in _HUNK.finditer(r.stdout)]
-
-
-def _git_env() -> dict[str, str]:
-    return {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 
 
 def split_lines(text: str) -> tuple[str, ...]:
@@ -158,7 +129,7 @@ def git_output(gitdir: Path, *args: str, data: bytes | None = None) -> bytes | N
     try:
         r = subprocess.run(["git", f"--git-dir={gitdir}", *args], input=data,
                            capture_output=True, timeout=60,
-                           env=_git_env())
+                           env=git_env())
     except (OSError, subprocess.SubprocessError):
         return None
     return r.stdout if r.returncode == 0 else None
