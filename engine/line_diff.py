@@ -2,7 +2,8 @@
 
 difflib compares every line with every other one it might match: fine for a memory file of a
 few thousand lines, minutes for one of a million (a 50 MB MEMORY.md, issue 29). Above
-`SMALL` lines the edit script comes from git's histogram diff instead (`git diff --no-index
+`SMALL` lines the edit script comes from git's diff instead (its default, myers: git's
+histogram took minutes on that rewrite) (`git diff --no-index
 -U0`, in a temporary folder outside the home), turned into difflib's opcodes, so everything
 built on them (unified diffs, hunks, line maps) reads the same either way.
 
@@ -36,16 +37,19 @@ def _write_lines(path: Path, lines: Sequence[str]) -> None:
             f.write(line.rstrip("\n").encode("utf-8", "surrogatepass") + b"\n")
 
 
-def git_hunks(old: Sequence[str], new: Sequence[str]) -> list[tuple[int, int, int, int]] | None:
-    """(old start, old count, new start, new count) per hunk of git's histogram diff of the
-    two texts; None when git cannot say."""
+def git_hunks(old: Sequence[str], new: Sequence[str], algorithm: str = "myers"
+              ) -> list[tuple[int, int, int, int]] | None:
+    """(old start, old count, new start, new count) per hunk of git's diff of the two texts
+    (`algorithm`: git's default, myers, stays fast on a rewrite of a million lines, where
+    histogram took minutes); None when git cannot say."""
     with tempfile.TemporaryDirectory(prefix="memdeck-diff-") as tmp:
         a, b = Path(tmp) / "a", Path(tmp) / "b"
         _write_lines(a, old)
         _write_lines(b, new)
         try:
             r = subprocess.run(["git", "diff", "--no-index", "--no-color", "--no-ext-diff",
-                                "--histogram", "-U0", "--text", "a", "b"], cwd=tmp,
+                                f"--diff-algorithm={algorithm}", "-U0", "--text", "a", "b"],
+                               cwd=tmp,
                                capture_output=True, timeout=600, env=git_env())
         except (OSError, subprocess.SubprocessError):
             return None
@@ -62,9 +66,9 @@ def git_unified_lines(old: Path, new: Path, a_name: str, b_name: str,
     when git cannot run."""
     try:
         proc = subprocess.Popen(["git", "diff", "--no-index", "--no-color", "--no-ext-diff",
-                                 "--histogram", f"-U{context}", "--text", "--", str(old),
-                                 str(new)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                env=git_env())
+                                 "--diff-algorithm=myers", f"-U{context}", "--text", "--",
+                                 str(old), str(new)], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=git_env())
     except OSError:
         return None
 

@@ -15,6 +15,7 @@ memory_summary.md"): merged, not regenerated.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -110,11 +111,14 @@ class Group:
                          + [x for b in self.blocks.values() for x in b])
 
 
-def parse_memory(text: str) -> tuple[list[str], list[Group]]:
+def parse_memory(text: str | Iterable[str]) -> tuple[list[str], list[Group]]:
+    """MEMORY.md's preamble and task groups, from its text or its lines (a file read line by
+    line: a big one is never held whole as well)."""
     preamble: list[str] = []
     groups: list[Group] = []
     section: list[str] | None = None
-    for line in text.splitlines():
+    for raw in (text.splitlines() if isinstance(text, str) else text):
+        line = raw.rstrip("\r\n")
         if line.startswith("# Task Group:"):
             groups.append(Group([line]))
             section = groups[-1].head
@@ -227,15 +231,28 @@ def _fold_notes(preamble: list[str], groups: list[Group], folding: Folding) -> l
     for g in groups:
         for name in list(g.blocks):
             g.blocks[name] = folding.forget_in(FILE, g.blocks[name])
+    remember = folding.of("remember")
+    if not remember:
+        return preamble
     held = LineIndex(x for x in preamble + [y for g in groups for b in g.blocks.values()
                                             for y in b] if is_bullet(x))
-    bags = {id(g): WordBag(g.text()) for g in groups}
-    for i, note in folding.of("remember"):
+    bags: dict[int, WordBag] = {}
+    keep = len(remember) > 8  # a few notes read the groups again; many share their words
+
+    def bag(g: Group) -> WordBag:
+        found = bags.get(id(g))
+        if found is None:
+            found = WordBag(g.text)
+            if keep:
+                bags[id(g)] = found
+        return found
+
+    for i, note in remember:
         if folding.withdrawn(i):
             continue
         if already_remembered(note.text, held):
             continue
-        scored = [(group_score(note.text, bags[id(g)], g.project), -k, g)
+        scored = [(group_score(note.text, bag(g), g.project), -k, g)
                   for k, g in enumerate(groups) if g.title != NOTES_GROUP]
         best = max(scored, key=lambda s: (s[0], s[1]), default=None)
         group = best[2] if best and best[0] > 0 else None
@@ -247,18 +264,23 @@ def _fold_notes(preamble: list[str], groups: list[Group], folding: Folding) -> l
                            "applies_to: cwd=*; reuse_rule=any task: these are the user's own "
                            "requests", ""])
             groups.append(group)
-            bags[id(group)] = WordBag(group.text())
         line = note_bullet(note.text)
         _append(group, BLOCKS[0] if is_preference(note.text) else BLOCKS[1], [line])
         held.add(line)
-        bags[id(group)].add(line)
+        if id(group) in bags:
+            bags[id(group)].add(line)
         folding.added(i, FILE, line)
     return preamble
 
 
 def merge_memory(text: str, selected: list[SelectedMemory], present: set[str],
                  notes: Folding | None = None) -> str:
-    preamble, groups = parse_memory(text)
+    return merge_parsed(*parse_memory(text), selected, present, notes)
+
+
+def merge_parsed(preamble: list[str], groups: list[Group], selected: list[SelectedMemory],
+                 present: set[str], notes: Folding | None = None) -> str:
+    """`merge_memory` on a MEMORY.md already parsed (the groups are changed in place)."""
     for g in groups:
         _forget(g, present)
     groups = _non_empty(groups)

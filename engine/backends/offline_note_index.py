@@ -15,7 +15,8 @@ for, so that each note looks at those and not at the whole file:
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from array import array
+from collections.abc import Callable, Iterable
 
 from .offline_notes import ABBREVIATIONS, UNSPACED, normal, same_word, words
 
@@ -46,13 +47,13 @@ class _Words:
 
 
 class LineIndex:
-    """Lines (as given, and normalized) with the words each has."""
+    """Lines with the words each has: postings in compact arrays, the lines' normal forms
+    and word sets computed again only for the few candidates (a MEMORY.md of a million lines
+    is indexed without a second copy of it)."""
 
     def __init__(self, lines: Iterable[str] = ()) -> None:
         self.lines: list[str] = []
-        self.normal: list[str] = []
-        self.by_word: dict[str, set[int]] = {}
-        self.line_words: list[set[str]] = []
+        self.by_word: dict[str, array[int]] = {}
         self.words = _Words()
         for line in lines:
             self.add(line)
@@ -60,14 +61,16 @@ class LineIndex:
     def add(self, line: str) -> int:
         i = len(self.lines)
         self.lines.append(line)
-        text = normal(line)
-        self.normal.append(text)
-        have = words(text)
-        self.line_words.append(set(have))
-        for w in have:
-            self.by_word.setdefault(w, set()).add(i)
-            self.words.add(w)
+        for w in words(normal(line)):
+            posting = self.by_word.get(w)
+            if posting is None:
+                posting = self.by_word[w] = array("I")
+                self.words.add(w)
+            posting.append(i)
         return i
+
+    def normal_of(self, k: int) -> str:
+        return normal(self.lines[k])
 
     def candidates(self, note_text: str) -> list[int]:
         """Every line a rule may hold for, in order (a superset of the matches): rule (a)
@@ -85,31 +88,31 @@ class LineIndex:
                 continue  # a word no line has: no line holds all of them
             sizes = {w: sum(len(self.by_word[r]) for r in rs) for w, rs in related.items()}
             rarest = min(wanted, key=lambda w: sizes[w])
-            lines = set().union(*(self.by_word[r] for r in related[rarest]))
-            for w in wanted:
-                if w != rarest:
-                    rs = related[w]
-                    lines = {k for k in lines if not self.line_words[k].isdisjoint(rs)}
+            lines = {k for r in related[rarest] for k in self.by_word[r]}
+            others = [set(related[w]) for w in wanted if w != rarest]
+            if others:
+                lines = {k for k in lines if all(
+                    not rs.isdisjoint(words(normal(self.lines[k]))) for rs in others)}
             found |= lines
         return sorted(found)
 
 
 class WordBag:
-    """A task group's words and case-folded text, kept current as lines are appended."""
+    """A task group's words, kept current as lines are appended; its text (for a word of a
+    script written without spaces) is read from the group only when one is asked for."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text_of: Callable[[], str]) -> None:
         self.words = _Words()
-        self.text = text.casefold()
-        for w in words(text):
+        self.text_of = text_of
+        for w in words(text_of()):
             self.words.add(w)
 
     def add(self, line: str) -> None:
-        self.text += "\n" + line.casefold()
         for w in words(line):
             self.words.add(w)
 
     def has(self, word: str) -> bool:
         """`_word_in(word, words(text), text)`, without reading the whole text."""
         if UNSPACED.search(word):
-            return word in self.text
+            return word in self.text_of().casefold()
         return bool(self.words.related(word))

@@ -138,7 +138,7 @@ def forget_matches(note_text: str, line: str) -> bool:
 def already_remembered(note_text: str, lines: LineIndex) -> bool:
     """Rule (a) finds the note's text in one of `lines` (the bullets memory holds)."""
     needle = Needle(normal(note_text))
-    return needle.counts and any(needle.found_in(lines.normal[k])
+    return needle.counts and any(needle.found_in(lines.normal_of(k))
                                  for k in lines.candidates(note_text))
 
 

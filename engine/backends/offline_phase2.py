@@ -19,10 +19,10 @@ from pathlib import Path
 from ..codex.memory_layout import SelectedMemory
 from ..phase2.backend import Phase2Result
 from ..phase2.notes import pending_notes
-from .offline_memory_md import BLOCKS, Group, Task, merge_memory, parse_memory
+from .offline_memory_md import BLOCKS, Group, Task, merge_memory, merge_parsed, parse_memory
 from .offline_notes import Folding
 from .offline_phase1 import MODEL_NAME
-from .offline_summary import SUMMARY_SECTIONS, merge_summary
+from .offline_summary import SUMMARY_SECTIONS, memory_topics, merge_summary
 from .offline_summary_v2 import RECENT_DAYS, V2_BUDGET, V2_HEADINGS, V2_LIMIT, merge_summary_v2
 
 __all__ = ["BLOCKS", "RECENT_DAYS", "SUMMARY_SECTIONS", "V2_BUDGET", "V2_HEADINGS", "V2_LIMIT",
@@ -45,11 +45,20 @@ class OfflinePhase2:
                                encoding="utf-8")
             return Phase2Result(MODEL_NAME, notes=notes.effects())
         present = {p.stem for p in (workspace / "rollout_summaries").glob("*.md")}
-        before = _read(workspace / "MEMORY.md")
-        memory = merge_memory(before, selected, present, notes)
-        (workspace / "MEMORY.md").write_text(memory, encoding="utf-8")
-        summary.write_text(merge_summary(_read(summary) or "v1\n", memory, now, before, notes),
-                           encoding="utf-8")
+        # read line by line and parsed once: a big MEMORY.md is not held whole beside its
+        # lines, nor parsed twice (the index needs what it held before the merge)
+        memory_md = workspace / "MEMORY.md"
+        if memory_md.is_file():
+            with open(memory_md, encoding="utf-8") as f:
+                preamble, groups = parse_memory(f)
+        else:
+            preamble, groups = [], []
+        topics = memory_topics(groups)
+        memory = merge_parsed(preamble, groups, selected, present, notes)
+        del preamble, groups
+        memory_md.write_text(memory, encoding="utf-8")
+        summary.write_text(merge_summary(_read(summary) or "v1\n", memory, now, notes=notes,
+                                         previous_topics=topics), encoding="utf-8")
         return Phase2Result(MODEL_NAME, notes=notes.effects())
 
 

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from .offline_memory_md import parse_memory
+from .offline_memory_md import Group, parse_memory
 from .offline_note_index import LineIndex
 from .offline_notes import Folding, already_remembered, is_bullet, is_preference, note_bullet
 
@@ -197,19 +197,22 @@ class _Topic:
 
 
 def _topics(memory_md: str) -> list[_Topic]:
-    _, groups = parse_memory(memory_md)
+    return memory_topics(parse_memory(memory_md)[1])
+
+
+def memory_topics(groups: list[Group]) -> list[_Topic]:
+    """What the index matches MEMORY.md's tasks on (small: no line of the file is kept)."""
     return [_Topic(t.title, tuple(t.keywords),
                    frozenset(m for m in t.stems | t.threads if len(m) >= 8),
                    g.cwd or g.title, t.day) for g in groups for t in g.tasks]
 
 
-def _index_v1(lines: list[str], memory_md: str, previous_memory: str | None,
+def _index_v1(lines: list[str], memory_md: str, previous: list[_Topic],
               day: str) -> list[str]:
     blocks = _parse_index(lines)
     kept = _topics(memory_md)
     kept_marks = {m for tp in kept for m in tp.marks}
-    gone = [tp for tp in _topics(previous_memory or "")
-            if tp.marks and not (tp.marks & kept_marks)]
+    gone = [tp for tp in previous if tp.marks and not (tp.marks & kept_marks)]
 
     def keep(entry: list[str]) -> bool:
         return not (any(tp.matches(entry) for tp in gone)
@@ -320,13 +323,16 @@ def _render_index_v1(blocks: list[_Block]) -> list[str]:
 
 
 def merge_summary(text: str, memory_md: str, now: float, previous_memory: str | None = None,
-                  notes: Folding | None = None) -> str:
+                  notes: Folding | None = None,
+                  previous_topics: list[_Topic] | None = None) -> str:
     """The v1 memory_summary.md beside `memory_md` (the merged MEMORY.md; `previous_memory`
-    the one before the merge, to tell which tasks were forgotten)."""
+    the one before the merge, to tell which tasks were forgotten, or its `memory_topics`
+    taken before the merge, so that a big file is not held twice)."""
     doc = parse_summary(text)
     sections = {h: doc.kept(h) for h in SUMMARY_SECTIONS}
     fold_notes(sections, notes)
     day = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
     filled = {h: placeholder(sections[h]) for h in SUMMARY_SECTIONS}
-    filled[INDEX] = _index_v1(doc.body.get(INDEX, []), memory_md, previous_memory, day)
+    previous = previous_topics if previous_topics is not None else _topics(previous_memory or "")
+    filled[INDEX] = _index_v1(doc.body.get(INDEX, []), memory_md, previous, day)
     return render_summary(doc, filled)

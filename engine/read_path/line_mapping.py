@@ -40,7 +40,7 @@ class Version:
 def line_map(old: Sequence[str], new: Sequence[str]) -> tuple[int | None, ...]:
     """Old line index -> new line number (1-based) for the lines the diff keeps: git's
     histogram diff (fast on a 5,000-line file full of repeated lines), difflib without git."""
-    hunks = git_hunks(old, new)
+    hunks = git_hunks(old, new, algorithm="histogram")
     if hunks is None:
         return _difflib_map(old, new)
     out: list[int | None] = []
