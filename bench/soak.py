@@ -119,6 +119,7 @@ class Result:
     failures: dict[str, str] = field(default_factory=dict)  # check -> what was found
     home: Path | None = None  # kept when a check failed
     seconds: float = 0.0
+    half_switched: bool = False  # a mounted folder seen part old, part new after the kill
 
 
 def make_plans(templates: dict[str, Template], trials: int, seed: int,
@@ -189,15 +190,25 @@ def run_trial(t: Template, plan: Plan, work: Path, keep: Path | None = None) -> 
 def _trial(t: Template, plan: Plan, trial_dir: Path, home: Path, keep: Path | None,
            start: float) -> Result:
     code = run_killed(t.argv(home), plan)
-    seen = {"after the kill": checks.seen_now(t, home)}
     r = Result(plan, killed=code == -signal.SIGKILL)
+    seen = {"after the kill": checks.seen_now(t, home)}
+    if plan.mounted:
+        # switched file by file: right after the kill each file is old or new; the folder
+        # as a whole is old or new once the next command has finished the change
+        per_file = checks.check_each_file_old_or_new(t, home)
+        if per_file:
+            r.failures["old_or_new"] = f"after the kill: {per_file}"
+        if not seen["after the kill"][1] and seen["after the kill"][0] != t.old:
+            r.half_switched = True
+        seen = {}
     nxt = subprocess.run(next_argv(t, spelled(home, plan.index), plan.next_command),
                          capture_output=True, text=True, env=_env(None), timeout=120)
     if nxt.returncode != 0:
         r.failures["next"] = f"`{plan.next_command}` exited {nxt.returncode}: " \
                              f"{nxt.stderr.strip()[-300:]}"
     seen["after the next command"] = checks.seen_now(t, home)
-    for name, fail in (("old_or_new", checks.check_old_or_new(t, home, seen)),
+    for name, fail in (("old_or_new", r.failures.get("old_or_new")
+                        or checks.check_old_or_new(t, home, seen)),
                        ("rows", checks.check_rows(t, home)),
                        ("history", checks.check_history(t, home, seen)),
                        ("leftovers", checks.check_leftovers(home)),
@@ -330,6 +341,11 @@ def main(argv: list[str] | None = None) -> int:
     steps = sum(1 for r in results if r.plan.crash_at)
     print(f"\n{len(results)} trials ({steps} at named steps, {len(results) - steps} random), "
           f"{sum(not r.failures for r in results)} held, {took:.0f} s")
+    mounted = [r for r in results if r.plan.mounted]
+    if mounted:
+        print(f"{len(mounted)} on a bind-mounted memory folder: "
+              f"{sum(r.half_switched for r in mounted)} seen half switched right after the "
+              "kill (each file old or new), every one old or new after the next command")
     failed = report_failures(results, args.seed)
     if failed:
         print("\nfailures:\n" + failed)

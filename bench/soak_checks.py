@@ -77,6 +77,18 @@ def check_old_or_new(t: Template, home: Path, seen: Seen) -> str | None:
     return None
 
 
+def check_each_file_old_or_new(t: Template, home: Path) -> str | None:
+    """A folder switched file by file (a mount point of its own) may be seen half switched,
+    but each file is one version or the other, never a file half written or a third one."""
+    from soak_homes import folder_files
+
+    now = folder_files(home / "memories")
+    bad = sorted(rel for rel, data in now.items()
+                 if data not in (t.old_files.get(rel), t.new_files.get(rel))
+                 and not (t.op == "note" and rel.startswith("extensions/ad_hoc/notes/")))
+    return f"files neither old nor new: {bad[:3]}" if bad else None
+
+
 def _describe(t: Template, home: Path) -> str:
     from soak_homes import folder_files
 

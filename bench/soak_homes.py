@@ -173,6 +173,8 @@ class Template:
     duration: float  # a clean run's wall time, seconds
     reaches: dict[str, int] = field(default_factory=dict)  # step -> times a clean run hits it
     show_id: str = ""
+    old_files: dict[str, bytes] = field(default_factory=dict)  # the folder before, by file
+    new_files: dict[str, bytes] = field(default_factory=dict)  # and after a clean run
 
     def argv(self, home: Path) -> list[str]:
         return _argv(self.op, home, self.ctx)
@@ -277,6 +279,8 @@ def build_template(op: str, where: Path, base: Path | None = None,
         raise RuntimeError(f"a clean {op} failed: {run.stderr}")
     t.new = state(clean) if op != "note" else None
     t.new_rows = t.rows(clean)
+    t.old_files = folder_files(home / "memories")
+    t.new_files = folder_files(clean / "memories")
     timed = [copy_home(home, where / f"timed-{i}") for i in range(timing_runs)]
     t.duration = sorted(time_clean_run(t.argv(h), 1) for h in timed)[len(timed) // 2]
     for h in [clean, *timed]:
