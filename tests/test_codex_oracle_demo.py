@@ -1,4 +1,4 @@
-"""The demo home is a home the real Codex 0.169 opens as its own.
+"""The demo home is a home the real Codex 0.171 opens as its own.
 
 `codex exec` on the demo home (run with RUST_LOG=warn, where Codex reports database failures)
 prints no state-DB or memories-DB warning, keeps Codex's migration records and the demo's

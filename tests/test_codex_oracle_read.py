@@ -1,4 +1,4 @@
-"""memdeck reads what the real Codex (0.169.0) writes, proved against the binary.
+"""memdeck reads what the real Codex (0.171.0) writes, proved against the binary.
 
 One Codex home is built for the module: two `codex exec` sessions (a shell call that exits 3,
 then a plain one) and an interactive TUI session in tmux (two turns, the first with a shell
@@ -12,7 +12,7 @@ one, one whose memory mode is switched off). Then, running the real `memdeck` co
   without `source` claimed like any interactive one;
 - (d) a home of legacy-mode rollouts migrated by `codex migrate-rollouts --apply` keeps the
   same sessions (ids, previews, labels) and statuses.
-The TUI runs with its settings in config.toml, as a user starts it (with `-c` flags 0.169's
+The TUI runs with its settings in config.toml, as a user starts it (with `-c` flags 0.171's
 TUI records `source: "cli"`; without, `"vscode"`, what users' homes hold).
 """
 

@@ -1,4 +1,4 @@
-"""The oracle works: the real Codex (0.169.0) talks to the fake Responses server.
+"""The oracle works: the real Codex (0.171.0) talks to the fake Responses server.
 
 - One `codex exec` with a shell tool call on a fresh temp home writes a rollout under
   `sessions/` holding the prompt, the tool's output and the final reply; the server recorded
@@ -117,7 +117,7 @@ def test_a_missing_binary_skips_with_one_line_locally_and_fails_in_ci(
     monkeypatch.delenv("CI", raising=False)
     with pytest.raises(pytest.skip.Exception) as skipped:
         runner.require_codex()
-    assert "codex 0.169.0 not installed" in str(skipped.value)
+    assert f"codex {runner.CODEX_VERSION} not installed" in str(skipped.value)
     assert "\n" not in str(skipped.value)
 
     monkeypatch.setattr(runner, "_checked", {})

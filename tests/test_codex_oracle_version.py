@@ -1,4 +1,4 @@
-"""A home where Codex 0.169 ran memory v2 stays v2 through every memdeck command (real binary).
+"""A home where Codex 0.171 ran memory v2 stays v2 through every memdeck command (real binary).
 
 Codex picks v1 as soon as `$CODEX_HOME/memories` exists
 (docs/codex-format.md "Memory versions"), so one stray `mkdir` by a read-only command would make

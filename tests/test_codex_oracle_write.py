@@ -1,4 +1,4 @@
-"""Codex uses what memdeck writes: proved with the real `codex` 0.169.0 binary.
+"""Codex uses what memdeck writes: proved with the real `codex` 0.171.0 binary.
 
 Each test starts from a home Codex has already run in once (so its own databases exist and it
 has indexed the sessions, which are still too recent for its phase 1), then runs the real
@@ -75,7 +75,7 @@ def fresh_home(tmp_path: Path, version: str) -> tuple[Path, Path]:
     home = tmp_path / "home"
     write_config(home, memories=True, min_rollout_idle_hours=1)
     if version == "v1":
-        (home / "memories").mkdir()  # Codex 0.169 picks V1 because this folder exists
+        (home / "memories").mkdir()  # Codex 0.171 picks V1 because this folder exists
     add_sessions(home)
     return home, home / ("memories" if version == "v1" else "memories_v2")
 

@@ -2,7 +2,7 @@
 
 Offline: a DB built by `create_state_db` / `create_memories_db` has the same pragmas, the same
 `sqlite_master` entries in the same order, the same seed rows and the same `_sqlx_migrations`
-versions and checksums as the ones the real binary created (engine/codex/schema_0169/, dumped
+versions and checksums as the ones the real binary created (engine/codex/schema_0171/, dumped
 by tests/codex_oracle/capture_schema.py); memdeck's own copy (`as_codex=False`) has no
 migration table, so Codex can never mistake it for its own.
 With the binary: a V2 home whose three DBs memdeck built gets no DB warning from `codex exec`,
@@ -46,9 +46,11 @@ def test_built_database_equals_the_one_codex_created(tmp_path: Path, name: str) 
     assert _comparable(dump_db(db)) == _comparable(want)
 
 
-def test_the_captured_schemas_are_codex_0169s() -> None:
+def test_the_captured_schemas_are_codex_0171s() -> None:
     state = codex_schema("state_5")
-    assert len(state["migrations"]) == 62
+    assert len(state["migrations"]) == 64  # 0.171 added 63 session model ids, 64 listing indexes
+    assert [m["description"] for m in state["migrations"][62:]] == [
+        "session model ids", "thread listing indexes"]
     assert state["migrations"][0]["description"] == "threads"
     assert {"threads", "backfill_state", "thread_sections"} <= {
         o["name"] for o in state["schema"] if o["type"] == "table"}

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memdeck.engine import Engine
-from memdeck.engine.codex.home import CodexHome
+from memdeck.engine.codex.home import TESTED_CODEX, CodexHome
 from memdeck.engine.errors import HomeError
 from memdeck.tui.cli import main
 
@@ -166,11 +166,24 @@ def test_a_proposal_is_accepted_only_into_the_version_it_was_made_for(home) -> N
     assert eng.accept(p.id).status == "accepted"
 
 
+def test_a_home_today_s_codex_wrote_has_no_newer_codex_warning(capsys, home) -> None:
+    """0.171 is the release memdeck is proved against: its sessions are not "newer"."""
+    src = (Path(__file__).parent / "fixtures" / "rollouts" / "codex-0.169-exec.jsonl")
+    lines = src.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["payload"]["cli_version"] = "0.171.0"
+    home.write("rollout-2026-12-01T10-00-00-today.jsonl",
+               "\n".join([json.dumps(first), *lines[1:]]).encode() + b"\n")
+    assert main(["sessions", "--json", "--home", str(home.root)]) == 0
+    _, err = capsys.readouterr()
+    assert "newer than" not in err, err
+
+
 def test_a_home_from_a_newer_codex_is_read_with_one_warning_naming_it(capsys, home) -> None:
     src = (Path(__file__).parent / "fixtures" / "rollouts" / "codex-0.169-exec.jsonl")
     lines = src.read_text().splitlines()
     first = json.loads(lines[0])
-    first["payload"]["cli_version"] = "0.171.2"
+    first["payload"]["cli_version"] = "0.172.2"  # a release after the pinned one
     future = {"timestamp": first["timestamp"], "type": "hologram_state",
               "payload": {"frames": 3}}  # a line type no memdeck knows
     home.write("rollout-2026-12-01T10-00-00-newer.jsonl",
@@ -180,8 +193,8 @@ def test_a_home_from_a_newer_codex_is_read_with_one_warning_naming_it(capsys, ho
     [s] = json.loads(out)
     assert s["bad_lines"] == 0 and s["id"] == first["payload"]["id"]
     warnings = [ln for ln in err.splitlines() if "warning" in ln]
-    assert len([w for w in warnings if "0.171.2" in w]) == 1, err
-    assert "newer than 0.169.0" in err
+    assert len([w for w in warnings if "0.172.2" in w]) == 1, err
+    assert f"newer than {TESTED_CODEX}" in err
     home.write("rollout-2026-12-01T10-00-00-newer.jsonl", src.read_bytes())
     assert main(["sessions", "--home", str(home.root)]) == 0
     assert "newer than" not in capsys.readouterr().err

@@ -42,7 +42,7 @@ def test_the_wheel_installs_only_memdeck(wheel: Path) -> None:
         assert f"memdeck/prompts/{name}.md" in names
     assert "memdeck/engine/__init__.py" in names and "memdeck/tui/cli.py" in names
     for db in ("state_5", "memories_1", "memories_v2_1"):  # Codex's schemas (codex/schema.py)
-        assert f"memdeck/engine/codex/schema_0169/{db}.json" in names
+        assert f"memdeck/engine/codex/schema_0171/{db}.json" in names
     # every module and stylesheet of the checkout is in the wheel
     for folder in ("engine", "tui", "prompts"):
         for path in (ROOT / folder).rglob("*"):

@@ -1,4 +1,4 @@
-"""The real Codex 0.169 prunes a raw memory memdeck extracted, and memdeck says `pruned`.
+"""The real Codex 0.171 prunes a raw memory memdeck extracted, and memdeck says `pruned`.
 
 On the demo home (max_rollout_age_days = 45): memdeck extracts the `too_old_to_keep` session
 by name (offline backend), then Codex's own pipeline starts with a session. Codex prunes that

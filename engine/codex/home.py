@@ -14,7 +14,7 @@ SESSIONS_SUBDIR = "sessions"
 ARCHIVED_SESSIONS_SUBDIR = "archived_sessions"
 KNOWN_VERSIONS = ("v1", "v2")
 # the newest Codex release memdeck is proved against (docs/codex-compat.md)
-TESTED_CODEX = "0.169.0"
+TESTED_CODEX = "0.171.0"
 ROOT_NAMES = {"v1": "memories", "v2": "memories_v2"}
 DB_NAMES = {"v1": "memories_1.sqlite", "v2": "memories_v2_1.sqlite"}
 

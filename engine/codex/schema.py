@@ -1,6 +1,6 @@
-"""Codex's own databases, rebuilt exactly as Codex 0.169.0 creates them.
+"""Codex's own databases, rebuilt exactly as Codex 0.171.0 creates them.
 
-The schemas are not written by hand: `engine/codex/schema_0169/*.json` were dumped from
+The schemas are not written by hand: `engine/codex/schema_0171/*.json` were dumped from
 databases the real binary created (tests/codex_oracle/capture_schema.py regenerates them):
 every `sqlite_master` entry in Codex's creation order, the pragmas, every `_sqlx_migrations`
 row with Codex's checksums, and the rows the migrations seed. Codex applies its migrations
@@ -23,8 +23,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-CODEX_SCHEMA_VERSION = "0.169.0"
-SCHEMA_DIR = "schema_0169"
+CODEX_SCHEMA_VERSION = "0.171.0"
+SCHEMA_DIR = "schema_0171"
 STATE_DB = "state_5"
 MEMORIES_V1_DB = "memories_1"
 MEMORIES_V2_DB = "memories_v2_1"
@@ -82,12 +82,12 @@ def _build(path: Path, name: str, *, migrations: bool) -> None:
 
 def create_memories_db(path: Path, as_codex: bool = True) -> None:
     """A pipeline DB (`memories_1.sqlite` or `memories_v2_1.sqlite`: one schema) as Codex
-    0.169 creates it; `as_codex=False` leaves out `_sqlx_migrations` (memdeck's own copy)."""
+    0.171 creates it; `as_codex=False` leaves out `_sqlx_migrations` (memdeck's own copy)."""
     _build(Path(path), MEMORIES_V1_DB, migrations=as_codex)
 
 
 def create_state_db(path: Path) -> None:
-    """`state_5.sqlite` as Codex 0.169 creates it, with all its migration rows."""
+    """`state_5.sqlite` as Codex 0.171 creates it, with all its migration rows."""
     _build(Path(path), STATE_DB, migrations=True)
 
 

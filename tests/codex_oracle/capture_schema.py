@@ -1,4 +1,4 @@
-"""Regenerate engine/codex/schema_0169/*.json from the real Codex binary.
+"""Regenerate engine/codex/schema_0171/*.json from the real Codex binary.
 
     .venv/bin/python tests/codex_oracle/capture_schema.py [--out DIR]
 
@@ -33,7 +33,7 @@ PRAGMAS = ("auto_vacuum", "journal_mode", "page_size", "user_version", "applicat
 # Rows Codex's migrations leave in a new database (seen as well on a home where no session
 # ever ran, after `codex archive <nil uuid>`); every other table starts empty.
 SEED_TABLES = ("thread_sections", "consolidation_progress")
-DEFAULT_OUT = HERE.parent.parent.parent / "engine" / "codex" / "schema_0169"
+DEFAULT_OUT = HERE.parent.parent.parent / "engine" / "codex" / "schema_0171"
 
 
 def dump_db(path: Path, *, migrations: bool = True) -> dict[str, Any]:

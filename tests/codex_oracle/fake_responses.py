@@ -1,6 +1,6 @@
 """A fake OpenAI Responses-API server for the real Codex binary (stdlib only, 127.0.0.1 only).
 
-Codex 0.169 is pointed at it as a custom provider (see `runner.provider_flags`); it calls
+Codex 0.171 is pointed at it as a custom provider (see `runner.provider_flags`); it calls
 `POST /v1/responses` with `"stream": true` and reads the answer as server-sent events:
 `response.created`, `response.output_item.added`, `response.output_text.delta`,
 `response.output_text.done`, `response.output_item.done`, `response.completed` (with usage).
@@ -24,7 +24,7 @@ JSON or None), `at` (time.monotonic()) and `kind`:
   turn (and again with the next turn when it got no valid title);
 - "turn": any other `/v1/responses` request (a user turn, or the follow-up after a tool call);
 - "other": anything else (recorded, answered 200 `{}` or a model list for GET /v1/models;
-  Codex 0.169 with an API-key provider was never seen calling anything but /v1/responses).
+  Codex 0.171 with an API-key provider was never seen calling anything but /v1/responses).
 
 Replies (from `replies`, re-exported here): `text(s)` (an assistant message), `call(name,
 args)` (a `function_call` item Codex runs; its output comes back in the next request's

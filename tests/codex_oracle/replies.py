@@ -3,7 +3,7 @@
 `Request` is one recorded request (with `kind`: turn / title / phase1 / phase2 / other);
 `Reply` is one scripted answer, built with `text`, `call`, `custom_call`, `json_text`,
 `reply`, `http_error`, `phase2_write`; `sse_events` turns a reply into the SSE events Codex
-0.169 reads.
+0.171 reads.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Reply:
 
 _ids = itertools.count(1)
 
-# Artifacts Codex 0.169's phase-2 validation accepts (measured): V2 wants `v1` and the four
+# Artifacts Codex 0.171's phase-2 validation accepts (measured): V2 wants `v1` and the four
 # headings in memory_summary.md; V1 also wants MEMORY.md.
 VALID_SUMMARY = ("v1\n## User Profile\n- fake profile\n\n## User preferences\n- fake preference\n"
                  "\n## General Tips\n- fake tip\n\n## What's in Memory\n- fake entry\n")

@@ -1,8 +1,8 @@
-"""Run the real Codex binary (0.169.0) on a Codex home against `fake_responses.FakeResponses`.
+"""Run the real Codex binary (0.171.0) on a Codex home against `fake_responses.FakeResponses`.
 
 Finding the binary: `$MEMDECK_CODEX_BIN`, else `~/.cache/memdeck-codex/node_modules/.bin/codex`
 (where `.ci/run` installs it; `${XDG_CACHE_HOME}` is honoured like `.ci/run` does), else `codex`
-on PATH when its `--version` says 0.169.0. `require_codex()` (or the `codex_bin` fixture)
+on PATH when its `--version` says 0.171.0. `require_codex()` (or the `codex_bin` fixture)
 skips with one line when it is missing, and FAILS instead when `CI` is set: the oracle tests
 must run in CI.
 
@@ -21,7 +21,7 @@ overrides. For finer TUI control use `codex_oracle.tui.TuiSession` (`wait_ready`
 `codex app-server daemon stop` and a SIGKILL, by pid, of any process whose environment has
 this CODEX_HOME.
 
-## Making Codex run its own memory pipeline (measured on 0.169.0)
+## Making Codex run its own memory pipeline (measured on 0.171.0)
 
     write_config(home, memories=False)                 # the session itself: no pipeline
     run_tui(home, server, ["remember that I like tabs"])   # an interactive thread (source cli)
@@ -70,7 +70,10 @@ import pytest
 
 from .fake_responses import FakeResponses
 
-CODEX_VERSION = "0.169.0"
+# The Codex the oracle proves memdeck against: the pinned release, or another one named by
+# MEMDECK_CODEX_VERSION (bench/codex_drift.py runs the oracle on `latest` that way).
+PINNED_CODEX = "0.171.0"
+CODEX_VERSION = os.environ.get("MEMDECK_CODEX_VERSION", "").strip() or PINNED_CODEX
 INSTALL_HINT = (f"codex {CODEX_VERSION} not installed: run .ci/run, or "
                 f"npm install --prefix ~/.cache/memdeck-codex @openai/codex@{CODEX_VERSION}, "
                 "or set MEMDECK_CODEX_BIN")
@@ -82,7 +85,7 @@ def _cache_bin() -> Path:
 
 
 def codex_version(binary: str | Path | None = None) -> str | None:
-    """"0.169.0" for `codex-cli 0.169.0`; None when it cannot be run."""
+    """"0.171.0" for `codex-cli 0.171.0`; None when it cannot be run."""
     b = binary or find_codex()
     if b is None:
         return None
@@ -148,7 +151,7 @@ def toml_value(v: Any) -> str:
     raise TypeError(f"no TOML for {v!r}")
 
 
-# Without these Codex 0.169 tries github.com at every start (curated plugin sync: three WARN
+# Without these Codex 0.171 tries github.com at every start (curated plugin sync: three WARN
 # lines "failed to sync curated plugins repo"); tests never contact the internet.
 OFFLINE_CONFIG = ("features.plugins=false", "features.remote_plugin=false",
                   "features.apps=false", "analytics.enabled=false",
@@ -200,7 +203,7 @@ def write_config(home: Path, *, memories: bool | None = True, version: str | Non
 
 
 def memory_version(home: Path) -> str:
-    """The version Codex 0.169 uses: `[memories] version` of `<home>/config.toml`, else v1
+    """The version Codex 0.171 uses: `[memories] version` of `<home>/config.toml`, else v1
     iff `<home>/memories` exists (any kind of file), else v2. (`-c` overrides not seen.)"""
     try:
         cfg = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
@@ -282,7 +285,7 @@ def wait_for_job(home: Path, kind: str, statuses: Sequence[str] = ("done",),
 
 # -- running ---------------------------------------------------------------------------------
 
-# What Codex 0.169 logs (at WARN) when it cannot use a state or memories DB; its state runtime
+# What Codex 0.171 logs (at WARN) when it cannot use a state or memories DB; its state runtime
 # is then off. Not matched: `codex_rollout::list: state db discrepancy during
 # find_thread_path_by_id_str_in_subdir: falling_back`, which Codex prints on every start with
 # memories on, on homes it built itself too.

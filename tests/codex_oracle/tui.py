@@ -9,7 +9,7 @@ or, for finer control, `TuiSession(home, server)` with `wait_ready()`, `turn(pro
 runs `codex app-server daemon stop` and SIGKILLs, by pid, any process left with this
 CODEX_HOME).
 
-Measured on 0.169.0: with an `env_key` provider the TUI shows no trust, onboarding or login
+Measured on 0.171.0: with an `env_key` provider the TUI shows no trust, onboarding or login
 screen; the composer (`›`) is ready ~1 s after start; a turn ends with a `Worked for …` line
 and shows `esc to interrupt` while busy; a burst of keys is taken as a paste, so the prompt is
 typed, then Enter is sent 0.3 s later. The TUI sends one extra thread-title request per
