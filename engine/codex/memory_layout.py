@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from ..formatting import rfc3339_utc
 
@@ -112,3 +113,18 @@ def render_raw_memories(selected: list[SelectedMemory]) -> str:
     # and its next workspace diff shows `M raw_memories.md`
     # (docs/codex-format.md "raw_memories.md").
     return "\n".join(out) + "\n"
+
+
+def threads_in_root(root: Path) -> set[str]:
+    """The threads whose rollout summary a memory root holds (each summary file starts with
+    `thread_id: <id>`): the raw memories the root's consolidated memory is made of."""
+    out = set()
+    for p in (root / "rollout_summaries").glob("*.md"):
+        try:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                first = f.readline()
+        except OSError:
+            continue
+        if first.startswith("thread_id:"):
+            out.add(first.removeprefix("thread_id:").strip())
+    return out

@@ -335,12 +335,16 @@ class PipelineDB:
                 "selected_for_phase2_source_updated_at = source_updated_at WHERE "
                 "thread_id = ? AND source_updated_at = ?", selected)
 
-    def clear_phase2_selection(self) -> None:
-        """No raw memory counts as consolidated any more (the memory files were restored to
-        a state from before the last consolidation); for the lease holder."""
+    def set_phase2_selection(self, selected: list[tuple[str, int]]) -> None:
+        """Exactly `selected` ((thread, source_updated_at)) counts as consolidated: the memory
+        files were restored to a state that holds those raw memories; for the lease holder."""
         with self.tx() as c:
             c.execute("UPDATE stage1_outputs SET selected_for_phase2 = 0, "
                       "selected_for_phase2_source_updated_at = NULL")
+            c.executemany(
+                "UPDATE stage1_outputs SET selected_for_phase2 = 1, "
+                "selected_for_phase2_source_updated_at = source_updated_at WHERE "
+                "thread_id = ? AND source_updated_at = ?", selected)
 
     # -- pruning (docs/codex-format.md "Pruning") -------------------------------------
     def prune(self, max_unused_days: int, now: int) -> int:

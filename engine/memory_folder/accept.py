@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..codex.home import CodexHome
+from ..codex.memory_layout import threads_in_root
 from ..errors import HomeError, MemdeckError
 from ..phase2.hunks import apply_hunks, proposal_hunks
 from ..phase2.proposals import Proposal, get, root_state
@@ -88,9 +89,7 @@ def _lines(p: Path) -> list[str]:
 
 def _selected(new: Path, threads: list[str], conn: sqlite3.Connection) -> list[tuple[str, int]]:
     """The inputs the accepted root really holds: threads whose summary file is in it."""
-    present = {p.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
-               .removeprefix("thread_id: ").strip()
-               for p in (new / "rollout_summaries").glob("*.md")}
+    present = threads_in_root(new)
     rows = conn.execute("SELECT thread_id, source_updated_at FROM stage1_outputs").fetchall()
     return [(t, int(s)) for t, s in rows if t in present and t in threads]
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import Clock
 from ..codex.home import CodexHome
+from ..codex.memory_layout import threads_in_root
 from ..crash_points import crash_point
 from ..errors import HomeError, NotFound
 from .baseline import is_codex_baseline
@@ -208,13 +209,6 @@ class History:
             patch = repo.git.show("--format=", "--patch", "--stat", c.hexsha)
             return _entry(c), patch
 
-    def consolidations_after(self, rev: str) -> int:
-        """How many consolidations (memdeck's accepts, Codex's own) came after `rev`."""
-        with self._repo() as repo, _damaged(self.gitdir):
-            c = self._commit(repo, rev)
-            return sum(1 for n in repo.iter_commits(f"{c.hexsha}..HEAD")
-                       if origin_of(n.message) in ("consolidation", "codex"))
-
     def check_out_into(self, rev: str, folder: Path) -> HistoryEntry:
         """Write `rev`'s files into `folder` (a staged copy of the root holding only its own
         `.git`); no snapshot is taken: `restore` records the states before and after."""
@@ -230,27 +224,32 @@ def restore(writer: MemoryFolderWriter, rev: str) -> str:
     is kept first); under the global lease, through one switch (switch.py). Returns the new
     commit.
 
-    Going back past a consolidation leaves Codex's selection (`selected_for_phase2`) naming
-    memories the restored files no longer hold: the next phase 2 would take them as already
-    in, and they would never come back. Then the selection is cleared (the lease leaves the
-    global job pending), so the next consolidation starts from the restored files and adds
-    every current raw memory again; the sessions read "waiting for consolidation"."""
+    Codex's selection (`selected_for_phase2`: which raw memories the memory folder holds)
+    follows the restored files, as it was when that state was live: exactly the raw memories
+    whose rollout summary the restored root holds are selected. Going back past a
+    consolidation so unselects what the restored files no longer hold (the next phase 2 adds
+    them again: "waiting for consolidation"), and coming forward again selects them back
+    ("in the consolidated memory"). The lease leaves the global job pending."""
     from .switch import Switch
 
     with writer.change() as change, change.lease("restore") as lease:
         root = change.history.root
         if not root.is_dir():
             raise HomeError(f"{root.name}/ does not exist; there is nothing to restore into")
-        undone = change.history.consolidations_after(rev)
         sw = Switch(change, "restore")
         try:
-            c = change.history.check_out_into(rev, sw.copy_of(root, only_git=True))
+            staged = sw.copy_of(root, only_git=True)
+            c = change.history.check_out_into(rev, staged)
+            held = threads_in_root(staged)
+            rows = lease.db.conn.execute(
+                "SELECT thread_id, source_updated_at FROM stage1_outputs").fetchall()
+            selected = sorted([str(t), int(s)] for t, s in rows if t in held)
         except BaseException:
             sw.discard()
             raise
         out = sw.commit(origin="restore", message=f"restore {c.commit[:12]}: {c.summary}",
                         trailers={"Memdeck-Restored": c.commit},
-                        finish={"clear_selection": bool(undone)}, lease=lease,
+                        finish={"select": selected}, lease=lease,
                         what=f"restore {c.commit[:12]}",
                         gate=(f"restoring {c.commit[:12]} would put back",
                               "remove it from history first (memdeck history "
@@ -259,14 +258,19 @@ def restore(writer: MemoryFolderWriter, rev: str) -> str:
 
 
 def finish_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> None:
-    """A restore's rows: the phase-2 selection cleared when it went back past one."""
-    if not finish.get("clear_selection"):
+    """A restore's rows: Codex's selection as the restored files hold it (a journal of an
+    older memdeck says only whether to clear it)."""
+    if "select" in finish:
+        selected = [(str(t), int(s)) for t, s in finish["select"]]
+    elif finish.get("clear_selection"):
+        selected = []
+    else:
         return
     if lease is None:
         with change.lease("finish an interrupted restore") as own:
-            own.db.clear_phase2_selection()
+            own.db.set_phase2_selection(selected)
     else:
-        lease.db.clear_phase2_selection()
+        lease.db.set_phase2_selection(selected)
 
 
 @contextmanager
