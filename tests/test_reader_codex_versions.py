@@ -1,5 +1,6 @@
-"""What each Codex version writes, read exactly: real 0.169 rollouts (captured from the binary,
-tests/fixtures/rollouts/codex-0.169-*.jsonl) and a 0.34-era one with no `source` key.
+"""What each Codex version writes, read exactly: real rollouts captured from the binaries
+(tests/fixtures/rollouts/codex-0.1*-*.jsonl: 0.118, 0.146 in code mode, 0.169, 0.171) and a
+0.34-era one with no `source` key.
 
 These run without the binary; tests/test_codex_oracle_read.py proves the same against it.
 """
@@ -14,7 +15,7 @@ import pytest
 
 from memdeck.engine import Engine
 from memdeck.engine.codex.fragments import source_label
-from memdeck.engine.codex.rollout import EventMsg, ToolOutput, read_rollout
+from memdeck.engine.codex.rollout import Bookkeeping, EventMsg, ToolOutput, read_rollout
 from memdeck.engine.codex.tool_output import decode_tool_output
 from memdeck.engine.codex.transcript import transcript
 from memdeck.engine.index.scan import scan_file
@@ -25,7 +26,9 @@ BUNDLED = Path(__file__).resolve().parent / "fixtures" / "rollouts"
 EXEC = BUNDLED / "codex-0.169-exec.jsonl"
 TUI = BUNDLED / "codex-0.169-tui.jsonl"
 OLD = BUNDLED / "codex-0.34-no-source.jsonl"
+V171 = BUNDLED / "codex-0.171-exec.jsonl"
 EXEC_ID = "01a2393e-a964-7da3-ac2a-c3bff7edfc50"
+V171_ID = "01a2423d-968f-75d1-92e2-62a682f006cf"
 TUI_ID = "01a2393e-b426-7cc3-892d-8f30f1c8d939"
 OLD_ID = "5b8c2f4e-91d3-4a7b-b6e2-3c4d5e6f7a81"
 
@@ -41,6 +44,14 @@ CASES = {
              "Run the smoke check and tell me how it ends."),
     "tui": (TUI, TUI_ID, "vscode", "Codex TUI", "eligible", TUI_PROMPTS[0]),
     "0.34": (OLD, OLD_ID, "vscode", "CLI", "eligible", OLD_PROMPTS[0]),
+    "0.118": (BUNDLED / "codex-0.118-exec-command-header.jsonl",
+              "01a2423d-8760-76b0-9668-a0f4855b3c14", "exec", "exec", "not_interactive",
+              "Run the price check and fix it if it fails."),
+    "0.146": (BUNDLED / "codex-0.146-code-mode-exec.jsonl",
+              "01a2423d-b951-72e2-b124-a503c8b046b7", "exec", "exec", "not_interactive",
+              "Run the price check and fix it if it fails."),
+    "0.171": (V171, V171_ID, "exec", "exec", "not_interactive",
+              "Run the smoke check and tell me how it ends."),
 }
 
 
@@ -85,6 +96,38 @@ def test_listed_with_label_preview_and_status(home, case) -> None:
     assert s.status == status, s.reason
     if status == "not_interactive":
         assert s.reason.startswith("exec session: ")
+
+
+def test_0171_metadata_keeps_model_search_state() -> None:
+    """0.171 writes `model_search_state` (`"unused"` here) in every response item's
+    `metadata`; it is kept as written and means nothing for memory."""
+    r = read_rollout(V171)
+    items = [ln for ln in r.lines if ln.type == "response_item"]
+    assert items and all(ln.metadata is not None
+                         and ln.metadata["model_search_state"] == "unused" for ln in items)
+    [out] = [ln.item for ln in r.lines if isinstance(ln.item, ToolOutput)]
+    assert (out.text, out.exit_code) == ("alpha\nbeta\n", 3)
+
+
+def test_line_types_of_0169_and_0171_are_known(home) -> None:
+    """`id_allocation` (new in 0.171's line types) and `dynamic_tools_updated` (0.169 and
+    0.171) are read as Codex bookkeeping, kept, never a bad or unknown line. Neither was seen
+    written in the captures, so their payloads here are placeholders: memdeck keeps whatever
+    they hold."""
+    lines = V171.read_bytes().splitlines(keepends=True)
+    extra = [json.dumps({"timestamp": "2026-12-04T18:07:42.405Z", "ordinal": 23 + k,
+                         "type": kind, "payload": {"placeholder": True}}).encode() + b"\n"
+             for k, kind in enumerate(("id_allocation", "dynamic_tools_updated"))]
+    path = home.write(V171.name, b"".join(lines + extra))
+    r = read_rollout(path)
+    assert (r.problems, r.unknown_types, r.file_problem) == ((), (), None)
+    kept = [ln.item for ln in r.lines if isinstance(ln.item, Bookkeeping)]
+    assert [(b.type, b.raw) for b in kept if b.type in ("id_allocation", "dynamic_tools_updated")] \
+        == [("id_allocation", {"placeholder": True}),
+            ("dynamic_tools_updated", {"placeholder": True})]
+    s = scan_file(path)
+    assert (s.bad_lines, s.thread_id, s.file_problem) == (0, V171_ID, None)
+    assert [e.kind for e in transcript(r)] == [e.kind for e in transcript(read_rollout(V171))]
 
 
 def test_tui_transcript_shows_each_turn_once() -> None:

@@ -116,9 +116,12 @@ def one_line(entry: Any) -> str | None:
 
 
 def tool_call_code(entry: Any) -> tuple[str, str]:
-    """(code, lexer) of a tool call: a patch as a diff, a shell command as the command line
-    (an `apply_patch` argv as its patch), other arguments as indented JSON."""
+    """(code, lexer) of a tool call: a patch as a diff, a code-mode `exec` script as
+    JavaScript, a shell command as the command line (an `apply_patch` argv as its patch), other
+    arguments as indented JSON."""
     text = entry.text
+    if entry.extra.get("type") == "custom_tool_call" and entry.title == "exec":
+        return text, "javascript"
     if entry.extra.get("type") == "custom_tool_call" or text.lstrip().startswith("*** Begin Patch"):
         return text, "diff"
     try:

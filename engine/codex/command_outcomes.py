@@ -2,11 +2,14 @@
 
 For each shell call the rollout holds (`shell`, `shell_command`, `exec_command`,
 `local_shell_call`, …) this pairs the call with its output by `call_id` and reads the exit code
-from the output itself (docs/codex-format.md "Tool outputs": the 0.169 header, the freeform
-`Exit code: N` text, the older JSON `metadata.exit_code`; `codex/tool_output.py`), else from
-the command's events (docs/codex-format.md "Rollout files": `exec_command_end.exit_code`,
-`item_completed` `CommandExecution.exit_code`; `event_exit_codes`), else from the `write_stdin`
-call that collected the rest of a unified-exec command still running. The outcome is:
+from the output itself (docs/codex-format.md "Tool outputs": the 0.169 header, with its
+`Command:` line in 0.115-0.118, the freeform `Exit code: N` text, the older JSON
+`metadata.exit_code`; `codex/tool_output.py`), else from the command's events
+(docs/codex-format.md "Rollout files": `exec_command_end.exit_code`, `item_completed`
+`CommandExecution.exit_code`; `event_exit_codes`), else from the `write_stdin` call that
+collected the rest of a unified-exec command still running. A code-mode `exec` script's
+commands are read from its source and paired, in order, with the results it printed
+(`_CellRun`, `codex/code_mode.py`). The outcome is:
 
 * `success`: exit code 0;
 * `no_match`: a search tool (rg, grep, ag, ack, git grep, find, fd, findstr, Select-String)
@@ -26,11 +29,20 @@ import json
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .rollout import EventMsg, RolloutLine, output_text
-from .tool_output import decode_tool_output
+from .code_mode import (
+    CODE_TOOL,
+    SHELL_TOOLS,
+    WAIT_TOOL,
+    ExecResult,
+    NestedCall,
+    decode_cell,
+    nested_calls,
+)
+from .rollout import EventMsg, RolloutLine
+from .tool_output import decode_output
 
 SUCCESS, FAILED, NO_MATCH, UNKNOWN = "success", "failed", "no_match", "unknown"
 
@@ -98,6 +110,9 @@ def session_commands(items: list[dict[str, Any]],
     pending: dict[str, tuple[int, str]] = {}  # call_id → (index, command)
     patch_calls: dict[str, tuple[int, str]] = {}  # call_id → (index, patch text)
     stdin_calls: dict[str, int] = {}  # write_stdin call_id → unified-exec session id
+    cells: dict[str, _CellRun] = {}  # code-mode `exec` call_id → its script, until it ends
+    waits: dict[str, str] = {}  # `wait` call_id → the cell id it collects
+    cell_ids: dict[str, str] = {}  # cell id (of a cell that yielded) → its `exec` call_id
     running: dict[int, int] = {}  # session id → position in `runs` of the command it runs
     runs: list[CommandRun] = []
     patches: list[PatchRun] = []
@@ -106,7 +121,11 @@ def session_commands(items: list[dict[str, Any]],
         cid = it.get("call_id")
         if not isinstance(cid, str) or not cid:
             continue
-        if t in ("function_call", "local_shell_call", "custom_tool_call"):
+        if t == "custom_tool_call" and it.get("name") == CODE_TOOL:
+            cells[cid] = _CellRun(i, nested_calls(str(it.get("input") or "")))
+        elif t == "function_call" and it.get("name") == WAIT_TOOL:
+            waits[cid] = _wait_cell(it)
+        elif t in ("function_call", "local_shell_call", "custom_tool_call"):
             kind, value = _classify_call(it)
             if kind == "command":
                 pending[cid] = (i, value)
@@ -115,7 +134,15 @@ def session_commands(items: list[dict[str, Any]],
             elif kind == "stdin":
                 stdin_calls[cid] = int(value)
         elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
-            out = decode_tool_output(output_text(it.get("output")))
+            owner = cid if cid in cells else cell_ids.get(waits.pop(cid, ""))
+            if owner in cells:
+                cell = cells[owner]
+                if cell.take(i, it.get("output")):
+                    cell_ids[cell.cell_id or ""] = owner
+                else:
+                    cells.pop(owner).close(owner, runs, patches, running)
+                continue
+            out = decode_output(it.get("output"))
             code = out.exit_code
             if code is None:  # for a command still running: the code it ended with
                 code = events.get(cid)
@@ -134,9 +161,71 @@ def session_commands(items: list[dict[str, Any]],
         runs.append(CommandRun(i, cid, cmd, code, "", outcome(cmd, code, "")))
     for cid, (i, text) in patch_calls.items():  # no output: not known to have failed
         patches.append(_patch(i, text, events.get(cid, 0) == 0))
+    for cid, cell in cells.items():  # a script that never ended (or whose end is not here)
+        cell.close(cid, runs, patches, running)
     runs.sort(key=lambda r: r.index)
     patches.sort(key=lambda p: p.index)
     return SessionCommands(tuple(runs), tuple(patches))
+
+
+@dataclass
+class _CellRun:
+    """A code-mode `exec` call (docs/codex-format.md "Tool outputs"): the tools its script
+    called, read from its literals (`code_mode.nested_calls`), and the command results it
+    printed, from its output and the outputs of the `wait` calls that collected it."""
+
+    index: int  # of the output that ended it (its call while none has)
+    calls: tuple[NestedCall, ...]
+    results: list[ExecResult] = field(default_factory=list)
+    cell_id: str | None = None  # while it runs: the id `wait` names
+    patch_failed: bool = False  # it threw on a patch that did not apply
+
+    def take(self, index: int, output: Any) -> bool:
+        """One output of the cell; True while the cell runs on."""
+        self.index = index
+        cell = decode_cell(output)
+        if cell is None:  # a shape memdeck does not know: nothing to pair
+            self.results.append(ExecResult(None, "", None))
+            return False
+        self.results += cell.results
+        self.patch_failed = cell.status == "failed" and "apply_patch" in cell.text
+        self.cell_id = cell.cell_id
+        return cell.status == "running" and cell.cell_id is not None
+
+    def close(self, cid: str, runs: list[CommandRun], patches: list[PatchRun],
+              running: dict[int, int]) -> None:
+        """Each command with the result the script printed for it, paired in order, only
+        when it printed one result for each shell call (else their codes are unknown)."""
+        shell = [c for c in self.calls if c.tool in SHELL_TOOLS]
+        paired = len(shell) == len(self.results)
+        started: list[int] = []  # sessions its commands left running
+        for k, call in enumerate(shell):
+            r = self.results[k] if paired else None
+            if call.tool == "exec_command" and call.command is not None:
+                code, text = (r.exit_code, r.output) if r else (None, "")
+                runs.append(CommandRun(self.index, cid, call.command, code, text,
+                                       outcome(call.command, code, text)))
+                if r is not None and r.session_id is not None:
+                    running[r.session_id] = len(runs) - 1
+                    started.append(r.session_id)
+            elif call.tool == "write_stdin" and r is not None:
+                live = [s for s in started if s in running]
+                session = call.session_id if call.session_id is not None else (
+                    live[0] if len(live) == 1 else None)
+                if session is not None:
+                    _finish(runs, running, session, self.index, r.output, r.exit_code,
+                            r.session_id is not None)
+        patches.extend(_patch(self.index, c.patch, not self.patch_failed)
+                       for c in self.calls if c.tool == "apply_patch" and c.patch)
+
+
+def _wait_cell(item: dict[str, Any]) -> str:
+    try:
+        args = json.loads(item.get("arguments") or "{}")
+    except (TypeError, ValueError):
+        return ""
+    cell = args.get("cell_id") if isinstance(args, dict) else None
+    return str(cell) if isinstance(cell, (str, int)) and not isinstance(cell, bool) else ""
 
 
 def _patch(index: int, text: str, applied: bool) -> PatchRun:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import jsonfast
+from .code_mode import Cell
 from .fragments import (
     is_legacy_meta,
     legacy_meta_payload,
@@ -32,12 +33,15 @@ from .line_problems import (
     too_long,
 )
 from .linestream import MAX_LINE, StreamState, iter_batches, looks_binary, read_head
-from .tool_output import decode_tool_output
+from .tool_output import decode_output, output_text
 
-# Line types Codex writes that carry nothing for a transcript (bookkeeping, not unknown).
+# Line types Codex writes that carry nothing for a transcript (bookkeeping, not unknown):
+# docs/codex-format.md "Rollout lines"; `dynamic_tools_updated` and `id_allocation` are in the
+# line types of the 0.169 and 0.171 binaries.
 BOOKKEEPING_TYPES = frozenset({
     "token_usage_record", "world_state", "security_risk_score", "retained_context",
-    "realtime_item", "inter_agent_communication_metadata",
+    "realtime_item", "inter_agent_communication_metadata", "dynamic_tools_updated",
+    "id_allocation",
 })
 
 
@@ -121,7 +125,8 @@ class ToolOutput:
     """function_call_output, custom_tool_call_output, tool_search_output.
 
     `text` is what the tool printed: a shell header (`Process exited with code N` …
-    `Output:`) or the older JSON envelope (`{"output": …, "metadata": {"exit_code": N}}`)
+    `Output:`, after a `Command:` line in 0.115-0.118), the older JSON envelope
+    (`{"output": …, "metadata": {"exit_code": N}}`) or a code-mode cell (`Script completed` …)
     is decoded into `exit_code` and `duration_s`; `raw` keeps the item as Codex wrote it."""
 
     kind: str
@@ -130,7 +135,9 @@ class ToolOutput:
     raw: dict[str, Any] = field(repr=False, compare=False)
     exit_code: int | None = None
     duration_s: float | None = None
-    running: bool = False  # a command still running when this output was taken
+    running: bool = False  # a command (or code cell) still running when this was taken
+    command: str | None = None  # 0.115-0.118: the header's `Command:` (the shell's argv)
+    cell: Cell | None = field(default=None, repr=False, compare=False)  # code mode
 
 
 @dataclass(frozen=True)
@@ -299,24 +306,6 @@ def decode_session_meta(p: dict[str, Any]) -> SessionMeta:
     )
 
 
-def output_text(output: Any) -> str:
-    """Tool output is a plain string or an array of content parts."""
-    if isinstance(output, str):
-        return output
-    if isinstance(output, list):
-        parts = []
-        for part in output:
-            if isinstance(part, dict):
-                if isinstance(part.get("text"), str):
-                    parts.append(part["text"])
-                elif part.get("type") in ("input_image", "image"):
-                    parts.append("[image]")
-        return "\n".join(parts)
-    if isinstance(output, dict):  # very old shape: {"content": …}
-        return output_text(output.get("content"))
-    return ""
-
-
 def decode_response_item(p: dict[str, Any]) -> ResponseItem:
     t = p.get("type")
     if t == "message":
@@ -350,9 +339,9 @@ def decode_response_item(p: dict[str, Any]) -> ResponseItem:
         text = json.dumps(detail, ensure_ascii=False) if detail is not None else ""
         return ToolCall(t, t.removesuffix("_call"), _s(p.get("call_id")), text, p)
     if t in ("function_call_output", "custom_tool_call_output"):
-        out = decode_tool_output(output_text(p.get("output")))
+        out = decode_output(p.get("output"))
         return ToolOutput(t, _s(p.get("call_id")), out.text, p, out.exit_code, out.duration_s,
-                          out.running)
+                          out.running, out.command, out.cell)
     if t == "tool_search_output":
         tools = p.get("tools")
         return ToolOutput(t, _s(p.get("call_id")), json.dumps(tools, ensure_ascii=False), p)

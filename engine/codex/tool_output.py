@@ -1,7 +1,7 @@
 """What a shell or patch tool returned, as text plus exit code
 (docs/codex-format.md "Tool outputs").
 
-Codex has stored tool output in three shapes over the years, all as the string `output` of a
+Codex has stored tool output in these shapes over the years, as the `output` of a
 `function_call_output` / `custom_tool_call_output`:
 
 * 0.169 (unified exec): a header, then the output —
@@ -9,13 +9,19 @@ Codex has stored tool output in three shapes over the years, all as the string `
   `Original token count: 2` / `Output:` / `tui-out`. A command still running says
   `Process running with session ID 42` instead of an exit code; a later `write_stdin` call
   with that `session_id` returns the rest, with the exit code once it has finished.
+* 0.115–0.118 (measured; a user's Codex Desktop sessions of 0.107–0.128 too): the same header
+  after a first line `Command: /bin/bash -lc 'pytest -q'`, the shell's argv quoted as a shell
+  would, so it can run over several lines (a heredoc); `write_stdin` outputs carry it too.
+* code mode (0.146's `code_mode` feature): a list of text parts, `Script completed` /
+  `Wall time 0.1 seconds` / `Output:`, then what the script printed, a printed command result
+  as its JSON (`codex/code_mode.py`, `decode_output`).
 * the freeform shell format of the 0.4x–0.1xx `shell_command` tool: `Exit code: 1` /
   `Wall time: 0.2 seconds` / `Total output lines: 3` / `Output:` / ….
 * 0.34–0.58 shell and `apply_patch` up to about 0.126: a JSON document in the string,
   `{"output": "...", "metadata": {"exit_code": 1, "duration_seconds": 0.4}}`.
 
-Anything else is returned unchanged with no exit code. Only the transcript reader calls this;
-the index scanner never decodes outputs.
+Anything else is returned unchanged with no exit code. Only the transcript reader and the
+command outcomes call this; the index scanner never decodes outputs.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, NamedTuple
+
+from .code_mode import Cell, decode_cell
 
 _EXIT = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)\s*$")
 _RUNNING = re.compile(r"Process running with session ID\s*(\d+)\s*$")
@@ -32,14 +40,47 @@ _HEADER_PREFIXES = ("Chunk ID:", "Wall time:", "Process exited with code", "Exit
                     "Total output lines:")
 _MAX_HEADER_LINES = 8
 _JSON_KEYS = frozenset({"output", "metadata"})
+_COMMAND = "Command: "
+_AFTER_COMMAND = ("\nChunk ID: ", "\nWall time: ")  # the line after the command, 0.115-0.118
 
 
 class DecodedOutput(NamedTuple):
     text: str  # what the tool printed, header or JSON envelope removed
     exit_code: int | None
     duration_s: float | None
-    running: bool = False  # a unified-exec command still running when this chunk was taken
+    running: bool = False  # a unified-exec command (or code cell) still running
     session_id: int | None = None  # …and the session a later `write_stdin` call names
+    command: str | None = None  # 0.115-0.118: the `Command:` line, the shell's argv
+    cell: Cell | None = None  # code mode: the script's status and each result it printed
+
+
+def output_text(output: Any) -> str:
+    """Tool output is a plain string or an array of content parts."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        parts = []
+        for part in output:
+            if isinstance(part, dict):
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+                elif part.get("type") in ("input_image", "image"):
+                    parts.append("[image]")
+        return "\n".join(parts)
+    if isinstance(output, dict):  # very old shape: {"content": …}
+        return output_text(output.get("content"))
+    return ""
+
+
+def decode_output(output: Any) -> DecodedOutput:
+    """`decode_tool_output` for an item's `output` as Codex stored it (a string or a list of
+    parts), code mode's cells included."""
+    cell = decode_cell(output)
+    if cell is None:
+        return decode_tool_output(output_text(output))
+    codes = [r.exit_code for r in cell.results if r.exit_code is not None]
+    return DecodedOutput(cell.text, codes[0] if len(codes) == 1 else None, cell.wall_s,
+                         cell.status == "running", cell=cell)
 
 
 def decode_tool_output(text: str) -> DecodedOutput:
@@ -53,7 +94,28 @@ def decode_tool_output(text: str) -> DecodedOutput:
         decoded = _header(text)
         if decoded is not None:
             return decoded
+    if text.startswith(_COMMAND):
+        decoded = _command_header(text)
+        if decoded is not None:
+            return decoded
     return DecodedOutput(text, None, None)
+
+
+def _command_header(text: str) -> DecodedOutput | None:
+    """`Command: <argv>` then the unified-exec header. The argv may span lines, so the header
+    is the first place after it that reads as a whole one."""
+    pos = len(_COMMAND)
+    while True:
+        at = min((i for i in (text.find(s, pos) for s in _AFTER_COMMAND) if i >= 0),
+                 default=-1)
+        if at < 0:
+            return None
+        decoded = _header(text[at + 1:])
+        # as written: a wall time, and an exit code or a running session, always
+        if decoded is not None and decoded.duration_s is not None and (
+                decoded.exit_code is not None or decoded.running):
+            return decoded._replace(command=text[len(_COMMAND):at].rstrip("\r"))
+        pos = at + 1
 
 
 def _json_envelope(text: str) -> DecodedOutput | None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
 from .citations import CitationJSON, MemoryCitation, citation_json, parse_message
+from .code_mode import Cell
 from .fragments import is_context_fragment, is_image_tag, is_instructions_fragment
 from .rollout import (
     AgentMessage,
@@ -42,6 +43,7 @@ class ToolExtra(TypedDict, total=False):
     call_id: str | None
     type: str  # tool_call: the item's type (function_call, custom_tool_call, …)
     exit_code: int | None  # tool_output: from its own text, else from the command's event
+    command: str  # tool_output of 0.115-0.118: the header's `Command:` line
 
 
 class TranscriptItemJSON(TypedDict):
@@ -56,6 +58,7 @@ class TranscriptItemJSON(TypedDict):
     citation: NotRequired[CitationJSON]
     call_id: NotRequired[str | None]  # tool_call and tool_output
     exit_code: NotRequired[int | None]  # tool_output
+    command: NotRequired[str]  # tool_output whose header names its command (0.115-0.118)
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,8 @@ class TranscriptEntry:
             d["call_id"] = self.extra.get("call_id")
         if self.kind == "tool_output":
             d["exit_code"] = self.extra.get("exit_code")
+            if "command" in self.extra:
+                d["command"] = self.extra["command"]
         return d
 
 
@@ -94,9 +99,17 @@ def command_exit_codes(rollout: Rollout) -> dict[str, int]:
     return codes
 
 
-def output_title(exit_code: int | None, running: bool = False) -> str:
+def output_title(exit_code: int | None, running: bool = False,
+                 cell: Cell | None = None) -> str:
+    """"exit code 1"; a code-mode cell that printed several results: "exit codes 1, 0"; a
+    script that threw: "script failed"; "still running"; else "output"."""
     if exit_code is not None:
         return f"exit code {exit_code}"
+    codes = [r.exit_code for r in cell.results if r.exit_code is not None] if cell else []
+    if len(codes) > 1:
+        return "exit codes " + ", ".join(map(str, codes))
+    if cell is not None and cell.status == "failed":
+        return "script failed"
     return "still running" if running else "output"
 
 
@@ -180,11 +193,14 @@ def transcript(rollout: Rollout, include_events: bool = False) -> list[Transcrip
                                        extra={"call_id": it.call_id, "type": it.kind}))
         elif isinstance(it, ToolOutput):
             code = it.exit_code
-            if code is None and it.call_id and not it.running:
+            if code is None and it.call_id and not it.running and it.cell is None:
                 code = codes.get(it.call_id)
+            extra: ToolExtra = {"call_id": it.call_id, "exit_code": code}
+            if it.command is not None:
+                extra["command"] = it.command
             out.append(TranscriptEntry(line.line_no, ts, "tool_output",
-                                       output_title(code, it.running), it.text,
-                                       extra={"call_id": it.call_id, "exit_code": code}))
+                                       output_title(code, it.running, it.cell), it.text,
+                                       extra=extra))
         elif isinstance(it, Reasoning):
             if it.summary:
                 out.append(TranscriptEntry(line.line_no, ts, "reasoning", "reasoning",
