@@ -129,8 +129,8 @@ def probe(work: Path) -> dict[str, Any]:
         turns = server.turns()
     dev = "".join(turns[0].input_texts("developer")) if turns else ""
     start = dev.find("## Memory")
-    result["injected"] = {"summary_byte_for_byte": SUMMARY.strip() in dev,
-                          "text": dev[start:start + 1500] if start >= 0 else ""}
+    shown = dev[start:start + 1500].replace(str(home), "<home>") if start >= 0 else ""
+    result["injected"] = {"summary_byte_for_byte": SUMMARY.strip() in dev, "text": shown}
 
     # 3. Codex's own pipeline on an idle session: phase-1 and phase-2 requests
     home = work / "pipeline-home"

@@ -11,6 +11,10 @@ someone made meanwhile is kept), and the result is committed as the user's.
 
 A save names the version it started from; when the file changed on disk since, nothing is
 written and `MemoryConflict` carries what is there now.
+
+The files Codex imported from another agent's memory (codex/external_import.py) are listed as
+kind `imported`, each with its project's scope (scope.json), and are read-only: memdeck never
+writes there.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..atomic import write_atomic, write_new
+from ..codex.external_import import READ_ONLY as IMPORTED_READ_ONLY
+from ..codex.external_import import ImportScope, is_imported, scope_of
 from ..codex.home import CodexHome
 from ..errors import HomeError, MemdeckError, NotFound
 from ..redact import find_secrets
@@ -42,7 +48,7 @@ NOTE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[a-z0-9][a-z0-9-]{
 
 # kind → order in the list: what the agent reads first comes first
 KIND_ORDER = {"summary": 0, "memory": 1, "raw": 2, "skill": 3, "rollout_summary": 4,
-              "note": 5, "extension": 6, "other": 7}
+              "note": 5, "imported": 6, "extension": 7, "other": 8}
 HINTS = {
     "summary": "injected into every new session (its first line must stay v1)",
     "memory": "the handbook the agent searches; your edits here are authoritative",
@@ -74,9 +80,11 @@ class MemoryPathError(MemdeckError):
 @dataclass(frozen=True)
 class MemoryFileInfo:
     path: str  # relative to the memory root, with `/`
-    kind: str  # summary | memory | raw | skill | rollout_summary | note | extension | other
+    # summary | memory | raw | skill | rollout_summary | note | imported | extension | other
+    kind: str
     size: int
     mtime: float
+    scope: ImportScope | None = None  # an imported resource's project and folder
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,7 @@ class MemoryFileText:
     version: str  # sha256 of the bytes on disk: a save names it to detect outside changes
     read_only: str | None = None  # why the file cannot be edited here, or None
     hint: str = ""
+    scope: ImportScope | None = None  # an imported resource's project and folder
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,8 @@ def kind_of(rel: str) -> str:
         return "rollout_summary"
     if parts[:3] == NOTES_DIR.parts and len(parts) == 4 and rel.endswith(".md"):
         return "note"
+    if is_imported(rel):
+        return "imported"
     if parts[0] == "extensions":
         return "extension"
     return "other"
@@ -171,6 +182,7 @@ def list_files(home: CodexHome) -> list[MemoryFileInfo]:
     if not root.is_dir():
         return []
     out: list[MemoryFileInfo] = []
+    scopes: dict[str, ImportScope] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         base = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames
@@ -186,7 +198,8 @@ def list_files(home: CodexHome) -> list[MemoryFileInfo]:
             if not os.path.isfile(p) or p.is_symlink():
                 continue
             rel = p.relative_to(root).as_posix()
-            out.append(MemoryFileInfo(rel, kind_of(rel), st.st_size, st.st_mtime))
+            out.append(MemoryFileInfo(rel, kind_of(rel), st.st_size, st.st_mtime,
+                                      scope_of(root, rel, scopes)))
     return _ordered(out)
 
 
@@ -208,7 +221,10 @@ def read_file(home: CodexHome, rel: str) -> MemoryFileText:
         text = data.decode("utf-8", errors="replace")
         read_only = (f"not valid UTF-8 (byte {e.start}): bad bytes are shown as \ufffd; "
                      "memdeck will not save over it")
-    return MemoryFileText(rel, kind, text, version_of(data), read_only, HINTS.get(kind, ""))
+    if kind == "imported":
+        read_only = IMPORTED_READ_ONLY
+    return MemoryFileText(rel, kind, text, version_of(data), read_only, HINTS.get(kind, ""),
+                          scope_of(home.memory_root, rel))
 
 
 def _read_head(path: Path, rel: str, size: int) -> MemoryFileText:
@@ -252,6 +268,13 @@ def _writing(writer: MemoryFolderWriter, purpose: str) -> Iterator[Change]:
         yield change
 
 
+def refuse_import(rel: str) -> None:
+    """Refuse to write in the folder of Codex's import of another agent's memory."""
+    if is_imported(rel):
+        raise MemdeckError(f"{rel} is {IMPORTED_READ_ONLY}: memdeck does not change it; "
+                           "nothing was written")
+
+
 def refuse_secrets(text: str, where: str) -> None:
     found = find_secrets(text)
     if found:
@@ -278,6 +301,7 @@ def save_file(writer: MemoryFolderWriter, rel: str, text: str,
     writer.recover()  # an interrupted accept is dealt with before anything else
     home = writer.home
     path, rel = resolve(home, rel)
+    refuse_import(rel)
     refuse_secrets(text, rel)
     new = _encode(text, rel)
     with _writing(writer, f"save {rel}") as change:

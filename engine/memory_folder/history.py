@@ -229,7 +229,12 @@ def restore(writer: MemoryFolderWriter, rev: str) -> str:
     whose rollout summary the restored root holds are selected. Going back past a
     consolidation so unselects what the restored files no longer hold (the next phase 2 adds
     them again: "waiting for consolidation"), and coming forward again selects them back
-    ("in the consolidated memory"). The lease leaves the global job pending."""
+    ("in the consolidated memory"). The lease leaves the global job pending.
+
+    The files Codex imported from another agent's memory stay as they are live: they are
+    Codex's copy of that agent's memory now, not a state of memdeck's (a restore neither
+    rolls them back nor brings back a project Codex's import or a reset removed)."""
+    from ..codex.external_import import carry_over
     from .switch import Switch
 
     with writer.change() as change, change.lease("restore") as lease:
@@ -240,6 +245,7 @@ def restore(writer: MemoryFolderWriter, rev: str) -> str:
         try:
             staged = sw.copy_of(root, only_git=True)
             c = change.history.check_out_into(rev, staged)
+            carry_over(root, staged)
             held = threads_in_root(staged)
             rows = lease.db.conn.execute(
                 "SELECT thread_id, source_updated_at FROM stage1_outputs").fetchall()

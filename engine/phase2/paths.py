@@ -15,6 +15,8 @@ What a resolved path may be used for (`PathKind`):
   workspace diff: read only;
 - `note`: the user's ad-hoc notes (`extensions/ad_hoc/notes/`, phase2/notes.py): read only,
   and never deleted;
+- `imported`: Codex's import of another agent's memory (`extensions/external_agent_import/`,
+  codex/external_import.py): read only, and never deleted;
 - a folder that holds inputs or notes (`extensions/`, `extensions/ad_hoc/`) is read only too,
   so that a file written in its place cannot hide them.
 
@@ -36,12 +38,14 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from ..codex.external_import import EXTENSION_DIR
 from .notes import NOTES_PREFIX
 from .workspace import DIFF_FILE
 
 INPUT_FILES = ("raw_memories.md", DIFF_FILE)
 INPUT_FOLDERS = ("rollout_summaries",)
 NOTES_FOLDER = NOTES_PREFIX.rstrip("/")
+IMPORT_FOLDER = EXTENSION_DIR.as_posix()
 MAX_PATH = 1024  # characters; Linux refuses 4096 bytes, a model never needs this many
 
 
@@ -53,6 +57,7 @@ class PathKind(Enum):
     MEMORY = "memory"
     INPUT = "input"
     NOTE = "note"
+    IMPORTED = "imported"
     HOLDS_PROTECTED = "folder of inputs or notes"
 
 
@@ -125,7 +130,9 @@ def classify(rel: str) -> PathKind:
         return PathKind.INPUT
     if key == NOTES_FOLDER or key.startswith(NOTES_FOLDER + "/"):
         return PathKind.NOTE
-    if NOTES_FOLDER.startswith(key + "/"):
+    if key == IMPORT_FOLDER or key.startswith(IMPORT_FOLDER + "/"):
+        return PathKind.IMPORTED
+    if NOTES_FOLDER.startswith(key + "/") or IMPORT_FOLDER.startswith(key + "/"):
         return PathKind.HOLDS_PROTECTED
     return PathKind.MEMORY
 
@@ -201,6 +208,9 @@ def check_change(p: AgentPath, action: str) -> None:
     if p.kind is PathKind.NOTE:
         raise PathRefused(f"{p.rel}: notes are the user's requests; they are read only and "
                           "never deleted")
+    if p.kind is PathKind.IMPORTED:
+        raise PathRefused(f"{p.rel}: Codex imported this from another agent's memory; read "
+                          "it, but never edit, rename or delete it")
     if p.kind is PathKind.HOLDS_PROTECTED:
         raise PathRefused(f"{p.rel} holds this consolidation's inputs or the user's notes; "
                           f"it cannot be {'deleted' if action == 'delete' else 'replaced'}")

@@ -4,7 +4,8 @@ Everything here works on a folder that holds a copy of the memory root: selectin
 syncing `rollout_summaries/` and `raw_memories.md`, pruning old extension resources, the
 workspace diff against Codex's baseline commit (read through a throwaway git index so the
 folder's own index is never touched), `phase2_workspace_diff.md`, and validation (symlinks
-and special files anywhere are problems, and so is a lost user note).
+and special files anywhere are problems, and so are a lost user note and a change to the files
+Codex imported from another agent's memory).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..codex.external_import import import_changes
 from ..codex.memory_layout import SelectedMemory, render_raw_memories, render_rollout_summary
 
 DIFF_FILE = "phase2_workspace_diff.md"
@@ -83,7 +85,8 @@ def sync_inputs(root: Path, selected: list[SelectedMemory], version: str = "v1")
 def prune_extension_resources(root: Path, now: float) -> list[Path]:
     """docs/codex-format.md "Extensions and notes": in extensions with instructions.md, delete
     resources/*.md whose name starts with a UTC timestamp at least RETENTION_DAYS old. Other
-    names are kept."""
+    names are kept, and so is everything in a folder under resources/ (Codex 0.171 measured:
+    the projects Codex's import writes there are never pruned, whatever their names)."""
     removed = []
     limit = now - RETENTION_DAYS * 86400
     for ext in (root / "extensions").glob("*"):
@@ -171,11 +174,14 @@ def validate_artifacts(root: Path, version: str = "v1", live: Path | None = None
     """docs/codex-format.md "Validation". Returns the problems; an empty list means valid.
     Symlinks are problems (Codex deletes them and fails). Given the `live` root the result
     replaces, a user's note it deletes or changes is a problem too (notes are never deleted:
-    docs/codex-format.md "Extensions and notes")."""
+    docs/codex-format.md "Extensions and notes"), and so is any change to the files Codex
+    imported from another agent's memory (docs/codex-format.md "External-agent memory
+    import")."""
     problems = [f"{'symlink' if kind == 'symlink' else 'not a regular file:'} {rel}"
                 for rel, kind in unsafe_entries(root)]
     if live is not None:
         problems += note_losses(live, root)
+        problems += import_changes(live, root)
     summary = root / "memory_summary.md"
     if not summary.is_file():
         problems.append("memory_summary.md is missing")

@@ -18,6 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from memdeck.engine import NotFound, human_size, local_time
 
+from ..widgets.imported_memory import title_lines
 from ..widgets.injected import InjectedScreen
 from ..widgets.line_trace import LineTraceScreen
 from ..widgets.memory_editor import MemoryEditor
@@ -233,6 +234,7 @@ class MemoryPane(MemoryEditing):
     def _title(self) -> None:
         title = self.query_one("#memory-title", Static)
         f = self.editor.base
+        title.set_class(f is not None and f.kind == "imported", "imported")  # room for scope
         if f is None:
             title.update(Content.from_markup(
                 "[b]The memory folder is empty.[/b]\n[$text-muted]Codex fills it after its "
@@ -253,6 +255,8 @@ class MemoryPane(MemoryEditing):
             sub = Content.assemble(state, (" — ctrl+s save · esc stop editing"
                                            + (" · saving…" if self.saving else ""),
                                            "$text-muted"))
+        elif f.kind == "imported":  # why read-only, and the folder its memory applies to
+            sub = Content("\n").join(title_lines(f, title.content_size.width))
         elif f.read_only:
             sub = Content.styled(f"read-only: {f.read_only}", "$text-warning")
         elif (stat := self.editor.cursor_stat()) is not None:

@@ -1,5 +1,7 @@
 """The memory folder's files, grouped the way the agent reads them: summary and MEMORY.md
-first, then skills, rollout summaries, ad-hoc notes, extensions, anything else."""
+first, then skills, rollout summaries, ad-hoc notes, what Codex imported from another agent's
+memory (by project, with each project's scope: imported_memory.py), extensions, anything
+else."""
 
 from __future__ import annotations
 
@@ -10,11 +12,14 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
+from . import imported_memory
+
 GROUPS = [
     (("summary", "memory", "raw"), "Memory", ""),
     (("skill",), "Skills", "skills/"),
     (("rollout_summary",), "Rollout summaries", "rollout_summaries/"),
     (("note",), "Ad-hoc notes", "extensions/ad_hoc/notes/"),
+    (("imported",), imported_memory.TITLE, imported_memory.PREFIX),
     (("extension",), "Extensions", "extensions/"),
     (("other",), "Other files", ""),
 ]
@@ -43,6 +48,9 @@ class MemoryFileList(OptionList):
                 options.append(None)
             heading = Text(f"{title} ({len(members)})", style="bold")
             options.append(Option(heading, id=f"group:{title}", disabled=True))
+            if kinds == ("imported",):
+                options += imported_memory.section(members)
+                continue
             for f in members:
                 name = f.path.removeprefix(prefix) if prefix else f.path
                 options.append(Option(Text(f" {name}", no_wrap=True, overflow="ellipsis"),
