@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
 
     from .backends.openai_client import BackendConfig
     from .codex.citations import strip_citations
+    from .codex.external_import import ImportScope
     from .codex.home_info import HomeInfo
     from .codex.pipeline_snapshot import Stage1Output
     from .codex.rollout import Rollout
@@ -116,6 +117,7 @@ _LAZY: dict[str, str] = {
     "CitationReport": ".read_path.citation_usage", "ExtractReport": ".phase1.runner",
     "ExtractResult": ".phase1.runner", "ForgetResult": ".phase1.forget",
     "HistoryEntry": ".memory_folder.history", "Hunk": ".phase2.hunks",
+    "ImportScope": ".codex.external_import",
     "InjectedSummary": ".read_path.agent_view", "KeySpec": ".codex.settings",
     "LineUsage": ".read_path.citation_usage", "MemoryConflict": ".memory_folder.edits",
     "MemoryFileInfo": ".memory_folder.edits", "MemoryFileText": ".memory_folder.edits",
@@ -447,6 +449,8 @@ class Engine:
         new commit, None when there was nothing to record."""
         from .memory_folder.writer import MemoryFolderWriter
 
+        if self.home.config_problem or self.read_only_reason:
+            return None  # which root is live is not known / nothing can be recorded here
         # under the writer's lock: a snapshot taken while a note or an edit is being committed
         # would stage its file, then commit nothing but an empty "outside" entry
         writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
@@ -528,13 +532,16 @@ class Engine:
 
     # -- memory files -----------------------------------------------------------------
     def memory_files(self) -> list[MemoryFileInfo]:
-        """The memory root's files (summary and MEMORY.md first); empty when it is missing."""
+        """The memory root's files (summary and MEMORY.md first); empty when it is missing.
+        Files Codex imported from another agent's memory are kind `imported`, each resource
+        with its project's `scope` (scope.json)."""
         from .memory_folder.edits import list_files
 
         return list_files(self.home)
 
     def memory_read(self, path: str) -> MemoryFileText:
-        """A memory file's text and the version token a later save names."""
+        """A memory file's text and the version token a later save names (an imported file
+        comes read-only, with its scope)."""
         from .memory_folder.edits import read_file
 
         return read_file(self.home, path)

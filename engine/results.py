@@ -82,9 +82,13 @@ def home_warnings(home: CodexHome, index: SessionIndex, pipeline: PipelineSnapsh
     knows, memories switched off in config.toml."""
     warnings = [w for w in (pipeline.warning, state.warning) if w]
     warnings += _newer_codex_warning(home, index)
-    if not home.config.feature_enabled:
+    if home.config_problem:
+        warnings.append(f"{home.config_problem}: Codex does not start until it is fixed; "
+                        "the statuses below assume Codex's defaults, and memdeck changes "
+                        "nothing until then")
+    elif not home.config.feature_enabled:
         warnings.append(
-            "memories are off in config.toml ([features] memories = false): Codex will "
+            "memories are off (config.toml does not set [features] memories = true): Codex will "
             "not extract or use memories until it is on (`memdeck config set memories true`)")
     return tuple(warnings)
 

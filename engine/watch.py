@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class WatchEvent:
-    kind: str  # indexed | memory_changed | extracted | proposal | error
+    kind: str  # indexed | memory_changed | config_changed | extracted | proposal | error
     detail: str
 
 
@@ -117,8 +117,11 @@ class Watcher:
                 if stats.scanned_full or stats.scanned_append or stats.removed:
                     self._emit("indexed", f"{stats.scanned_full} new, {stats.scanned_append} "
                                           f"grown, {stats.removed} removed")
-            if any(p == str(home.config_path) for p in paths):
-                home.__dict__.pop("config", None)  # the version or the toggles may have changed
+            # the version or the toggles may have changed (before the watch began, too)
+            if any(p == str(home.config_path) for p in paths) or \
+                    (not paths and "config" in home.__dict__ and home.config_is_stale()):
+                home.__dict__.pop("config", None)
+                self._emit("config_changed", "config.toml changed")
             root = home.memory_root
             if any((p == str(root) or _under(p, root)) and "/.git" not in p[len(str(root)):]
                    for p in paths):

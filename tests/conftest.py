@@ -26,12 +26,18 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(var, raising=False)
 
 
+MEMORIES_ON = "\n[features]\nmemories = true\n"
+
+
 class HomeBuilder:
-    """A Codex home in a temp folder; place rollouts with the idle time a test needs."""
+    """A Codex home in a temp folder; place rollouts with the idle time a test needs. It is
+    the home of someone who uses memories: its config.toml turns them on (Codex's default
+    is off), also after `config(text)` unless the text has a `[features]` table of its own."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         (root / "sessions").mkdir(parents=True, exist_ok=True)
+        self.config("")
 
     def add(self, fixture: str | Path, *, idle_hours: float = 8.0, archived: bool = False,
             name: str | None = None, day: str = "2026/12/01") -> Path:
@@ -69,7 +75,7 @@ class HomeBuilder:
 
     def config(self, text: str) -> Path:
         p = self.root / "config.toml"
-        p.write_text(text, encoding="utf-8")
+        p.write_text(text if "[features]" in text else text + MEMORIES_ON, encoding="utf-8")
         return p
 
 

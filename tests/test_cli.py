@@ -115,6 +115,9 @@ def test_config_get_prints_toml_literals(capsys, fixture_home) -> None:
     code, _, err = run(capsys, "config", "get", "consolidation_model", "--home", h)
     assert code == 1 and "not set" in err
     code, out, _ = run(capsys, "config", "get", "memories", "--json", "--home", h)
+    assert json.loads(out)["value"] is True  # the home's [features] turns them on
+    run(capsys, "config", "set", "memories", "false", "--home", h)
+    code, out, _ = run(capsys, "config", "get", "memories", "--json", "--home", h)
     assert json.loads(out)["value"] is False
 
 

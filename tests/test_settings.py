@@ -86,7 +86,7 @@ def test_symlinked_config_is_written_through_the_link(home, tmp_path: Path) -> N
     real = tmp_path / "dotfiles" / "codex.toml"
     real.parent.mkdir()
     real.write_text("[memories]\nuse_memories = true\n")
-    home.root.mkdir(parents=True, exist_ok=True)
+    (home.root / "config.toml").unlink()
     (home.root / "config.toml").symlink_to(real)
     Engine.open(home.root).config_set("use_memories", "false")
     assert (home.root / "config.toml").is_symlink()
@@ -94,11 +94,11 @@ def test_symlinked_config_is_written_through_the_link(home, tmp_path: Path) -> N
 
 
 def test_broken_toml_is_refused_not_overwritten(home) -> None:
-    home.config("[memories\nuse_memories = true\n")
+    broken = home.config("[memories\nuse_memories = true\n").read_text()
     eng = Engine.open(home.root)
     with pytest.raises(ConfigError, match="not valid TOML"):
         eng.config_set("use_memories", "false")
-    assert (home.root / "config.toml").read_text() == "[memories\nuse_memories = true\n"
+    assert (home.root / "config.toml").read_text() == broken
 
 
 def test_no_temp_files_left_behind(eng: Engine, home) -> None:

@@ -35,7 +35,9 @@ from .panes.base import Pane
 from .panes.sessions import SessionsPane
 from .widgets.confirm import ConfirmScreen
 from .widgets.help import HelpScreen
+from .widgets.home_banner import HomeBanner
 from .widgets.key_footer import KeyFooter
+from .widgets.message_log import MessageLog
 from .widgets.pipeline_bar import PipelineBar
 
 # id, title, "module:class": a pane's module is imported when the pane is first shown (or in
@@ -73,6 +75,7 @@ class MemdeckApp(App[None]):
         Binding("c", "consolidate", "Extract+consolidate", id="app.consolidate"),
         Binding("ctrl+x", "cancel_run", "Cancel run", id="app.cancel"),
         Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("at", "messages", "Messages", id="app.messages", show=False),
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("escape", "trail_back", "Back to trace", id="app.trail_back"),
     ]
@@ -97,10 +100,12 @@ class MemdeckApp(App[None]):
         self._listed = False
         self._home_label_fixed = home_label
         self.sub_title = home_label or _home_label(engine)
+        self.message_log = MessageLog()  # every notification, to read again (`@`)
 
     # -- layout ---------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
+        yield HomeBanner(id="home-banner")
         with TabbedContent(initial=self.initial, id="panes"):
             for i, (pid, title, _) in enumerate(PANES, 1):
                 with TabPane(f"{i} {title}", id=pid):
@@ -124,6 +129,19 @@ class MemdeckApp(App[None]):
         if self.watch and self.initial != "sessions":
             self._watching = True
             self.watch_home()
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """A toast, kept in the message log too. Plain text unless asked: memdeck's messages
+        quote config keys such as `[features]`, which markup would swallow."""
+        self.message_log.add(str(severity), f"{title}: {message}" if title else message,
+                             self.engine.clock.now())
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def action_messages(self) -> None:
+        from .widgets.message_log import MessageLogScreen
+
+        self.push_screen(MessageLogScreen(self.message_log))
 
     def on_descendant_focus(self, event: Any) -> None:
         if not self.blink and hasattr(event.widget, "cursor_blink"):
@@ -190,6 +208,15 @@ class MemdeckApp(App[None]):
         if self.built("memory") is None:
             await self._activate("memory")
         self.query_one(MemoryPane).open_at(path, line)
+
+    async def open_history_at(self, commit: str) -> None:
+        """History, its cursor on `commit` (a trace's "changed" step; esc comes back)."""
+        self.action_show_pane("history")
+        if self.built("history") is None:
+            await self._activate("history")
+        from .panes.history import HistoryPane
+
+        self.query_one(HistoryPane).show_commit(commit)
 
     def action_trail_back(self) -> None:
         """esc after following a trace's step: the trace again, on that step."""
@@ -393,6 +420,9 @@ class MemdeckApp(App[None]):
                     self.post_message(SessionsChanged(rescan=False))
                 if kind == "proposal":
                     self.notify(f"{ev.detail} (auto-extract); see Review (5).")
+            elif kind == "config_changed":  # statuses, the banner, the version may change
+                self.post_message(SessionsChanged(rescan=False))
+                self.post_message(MemoryChanged(kind))
             elif kind == "error":
                 self.post_message(WorkFailed("watcher", ev.detail))
 

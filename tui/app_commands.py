@@ -44,6 +44,8 @@ def keys_of(app: MemdeckApp, owner: Any, action: str) -> str:
 def palette_commands(app: MemdeckApp) -> Iterator[SystemCommand]:
     from .app import PANES, pane_class
 
+    yield SystemCommand("Messages (@)", "Every message the app showed, with its time and level",
+                        app.action_messages)
     for i, (pid, title, _) in enumerate(PANES, 1):
         cls = pane_class(pid)
         go = keys_of(app, app, f"show_pane('{pid}')") or str(i)

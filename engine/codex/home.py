@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from ..errors import HomeError
+from ..errors import ConfigError, HomeError
 from .settings import MemoriesConfig, read_toml
 
 SESSIONS_SUBDIR = "sessions"
@@ -96,7 +96,38 @@ class CodexHome:
 
     @cached_property
     def config(self) -> MemoriesConfig:
-        return MemoriesConfig.from_document(read_toml(self.config_path))
+        """config.toml's memory settings. A file that cannot be read gives Codex's defaults
+        and `config_problem` says why, in one line naming the file and line: reads go on,
+        every change refuses (`require_writable_version`) until it is fixed."""
+        problem: str | None = None
+        self.__dict__["_config_seen"] = self.config_signature()
+        try:
+            cfg = MemoriesConfig.from_document(read_toml(self.config_path))
+        except ConfigError as e:
+            cfg = MemoriesConfig.from_document({})
+            problem = str(e)
+        self.__dict__["_config_problem"] = problem  # frozen: kept beside the cached value
+        return cfg
+
+    def config_signature(self) -> tuple[int, int] | None:
+        """config.toml's (mtime_ns, size), None when it is missing."""
+        try:
+            st = self.config_path.stat()
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    def config_is_stale(self) -> bool:
+        """config.toml changed since `config` was read (or it was never read)."""
+        return "config" not in self.__dict__ or \
+            self.__dict__.get("_config_seen") != self.config_signature()
+
+    @property
+    def config_problem(self) -> str | None:
+        """Why config.toml could not be read (None when it could); read with `config`."""
+        self.config  # noqa: B018 - reading it decides the problem
+        problem: str | None = self.__dict__.get("_config_problem")
+        return problem
 
     @property
     def sessions_dir(self) -> Path:
@@ -131,6 +162,9 @@ class CodexHome:
         return resolve_memory_version(self.root, None).name
 
     def require_writable_version(self) -> None:
+        if self.config_problem:
+            raise HomeError(f"{self.config_problem}; memdeck changes nothing until it is "
+                            "fixed (Codex does not start with it either)")
         info = self.version_info
         if not info.known:
             raise HomeError(f"{info.reason}; change it with `memdeck config set version v2`")

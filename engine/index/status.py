@@ -64,7 +64,23 @@ def _kind_in_words(label: str) -> str:
     return f"{kind} ({name})" if sep else label
 
 
+# statuses whose reason is about what Codex's pipeline will do next
+PIPELINE = frozenset({"eligible", "too_recent", "too_old_to_keep", "extracted", "failed",
+                      "running", "too_old", "pruned", "no_output"})
+MEMORIES_OFF = ("memories are off (config.toml does not set [features] memories = true): "
+                "Codex extracts, consolidates and uses nothing until they are on; then: ")
+
+
 def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
+    """The status and its reason, saying what Codex will actually do: with memories off it
+    does nothing, whatever the session would be then."""
+    status, reason = _explain(f, cfg, now)
+    if not cfg.feature_enabled and status in PIPELINE:
+        return status, MEMORIES_OFF + reason
+    return status, reason
+
+
+def _explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
     if not f.readable:
         return "unreadable", f.unreadable_reason or "cannot be read as a rollout"
     if f.archived:

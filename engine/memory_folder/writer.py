@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from ..clock import Clock
 from ..codex.home import CodexHome
 from ..codex.pipeline_db import PipelineDB
+from ..errors import HomeError
 from ..store import Store
 from .history import History
 from .home_lock import HomeLock, home_lock
@@ -110,6 +111,9 @@ class MemoryFolderWriter:
     def change(self, *, recover: bool = True) -> Iterator[Change]:
         """Hold the home's lock and, after recovery (`recover=False` only for the recovery
         itself), yield the change: its lease, its before and after snapshots."""
+        if self.home.config_problem:  # which memory Codex uses is not known: write none
+            raise HomeError(f"{self.home.config_problem}; memdeck changes nothing until it is "
+                            "fixed (Codex does not start with it either)")
         with self.lock:
             if recover:
                 self.recover()

@@ -56,7 +56,7 @@ def injected_summary(home: CodexHome) -> InjectedSummary:
     cfg = home.config
     version = home.memory_version
     if not cfg.feature_enabled:
-        off = "not shown: memories are off ([features] memories = false)"
+        off = "not shown: memories are off (config.toml does not set [features] memories = true)"
     elif not cfg.use_memories:
         off = "not shown: [memories] use_memories = false"
     else:

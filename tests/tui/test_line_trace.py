@@ -137,6 +137,35 @@ async def test_a_summary_step_opens_the_file_in_the_memory_pane(demo_engine, mak
         assert await wait_until(pilot, lambda: isinstance(app.screen, LineTraceScreen))
 
 
+async def test_the_changed_step_opens_history_on_its_commit_and_esc_comes_back(
+        demo_engine, make_app) -> None:
+    """Issue 23, item 5: "changed" names a commit; enter shows History with that commit under
+    the cursor (its diff beside it), and esc comes back to the trace on the same step."""
+    from memdeck.tui.widgets.commit_list import CommitList
+
+    demo_engine.record_outside_edits()
+    memory = demo_engine.home.memory_root / "MEMORY.md"
+    memory.write_text(memory.read_text() + "- a later change: the line's commit is older\n")
+    demo_engine.record_outside_edits()
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await trace_cited_line(app, pilot, demo_engine)
+        screen = app.screen
+        i = next(i for i, s in enumerate(screen.steps) if s.go and s.go[0] == "commit")
+        commit = screen.steps[i].go[1]
+        screen.query_one("#trace-steps").highlighted = i
+        await pilot.press("enter")
+        commits = app.query_one(CommitList)
+        assert await wait_until(pilot, lambda: app.active_pane == "history"
+                                and commits.current is not None
+                                and commits.current.commit == commit)
+        assert commits.entries[0].commit != commit  # not simply the newest one
+        await pilot.press("escape")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, LineTraceScreen)
+                                and bool(app.screen.steps))
+        assert app.screen.query_one("#trace-steps").highlighted == i
+
+
 async def test_lines_cited_since_removed_are_listed_in_the_trace(demo_engine, make_app) -> None:
     """A cited line deleted since: the gutter no longer has it, the trace lists it last as
     "cited, since removed", with its old text, and opens History."""
@@ -157,7 +186,7 @@ async def test_lines_cited_since_removed_are_listed_in_the_trace(demo_engine, ma
         assert labels[k].endswith("1 cited range of MEMORY.md no longer in it")
         assert k == len(labels) - 2 and gone in labels[-1]
         assert f"line {removed.line_start} of {removed.commit[:8]} · 1×" in labels[-1]
-        assert app.screen.steps[-1].go == ("pane", "history")
+        assert app.screen.steps[-1].go[0] == "commit"  # History, on the commit that removed it
     # opened again without the pane's gutter (esc back from a step): read with the trace
     screen = LineTraceScreen("MEMORY.md", removed.line_start - 1)
     async with make_app(demo_engine).run_test(size=SIZE) as pilot:

@@ -143,18 +143,21 @@ async def test_extract_this_session_now(demo_engine, make_app) -> None:
             shown[target.rollout_path].status == "no_output"
 
 
-async def test_an_unreadable_home_error_is_one_notification(tmp_path, make_app) -> None:
+async def test_an_unreadable_home_error_is_one_lasting_line(tmp_path, make_app) -> None:
     from memdeck.engine import Engine
+    from memdeck.tui.widgets.home_banner import HomeBanner
 
     home = tmp_path / "home"
     (home / "sessions").mkdir(parents=True)
+    (home / "memories").mkdir()  # memory v1: memories_1.sqlite is the one Codex uses
     (home / "memories_1.sqlite").write_bytes(b"this is not a database" * 100)
     app = make_app(Engine.open(home))
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        texts = [n.message for n in app._notifications]
-        assert texts, "the broken pipeline DB is reported"
-        assert all("\n" not in t and "Traceback" not in t for t in texts)
+        banner = app.query_one(HomeBanner)
+        assert banner.display, "the broken pipeline DB is reported, under the header"
+        assert any("memories_1.sqlite" in w for w in banner.warnings)
+        assert all("\n" not in w and "Traceback" not in w for w in banner.warnings)
         assert app.query_one(SessionTable).rows == []
 
 

@@ -146,13 +146,25 @@ class HistoryPane(Pane):
     def _show_diff(self, rows: list[DiffRow]) -> None:
         self.query_one(DiffView).show_rows(rows, "No file changed in this commit.")
 
+    def show_commit(self, commit: str) -> None:
+        """Put the cursor on `commit` (a trace's "changed" step): now if the commits are
+        listed, else once they are."""
+        self._keep = commit
+        if self.entries and any(e.commit == commit for e in self.entries):
+            self._keep = None
+            self.query_one(CommitList).set_entries(self.entries, commit)
+
     # -- actions --------------------------------------------------------------------------
     @on(CommitList.Opened)
     def _opened(self) -> None:
         self.query_one(DiffView).focus()
 
     def action_back(self) -> None:
-        self.query_one(CommitList).focus()
+        commits = self.query_one(CommitList)
+        if commits.has_focus and getattr(self.app, "trail", None) is not None:
+            self.app.action_trail_back()  # type: ignore[attr-defined]  # came from a trace
+            return
+        commits.focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "restore":

@@ -19,6 +19,7 @@ from textual.widgets import ContentSwitcher, Input, Label, Select, Static
 from ..messages import MemoryChanged, SessionsChanged
 from ..render import STATUS_STYLE
 from ..widgets.confirm import ConfirmScreen
+from ..widgets.home_banner import HomeBanner
 from ..widgets.session_table import SessionHeader, SessionTable
 from ..widgets.transcript import TranscriptView
 from .base import Pane
@@ -83,7 +84,6 @@ class SessionsPane(Pane):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.sessions: list[Any] = []
-        self._warned: set[str] = set()
         self._pending_open: str | None = None
         self._open_at: tuple[int | None, tuple[str, ...], str] = (None, (), "")
         # reloads coalesce: one loader at a time; a reload asked for meanwhile makes it go
@@ -207,10 +207,9 @@ class SessionsPane(Pane):
                     view.refresh_session(now)
         if self.focus_lost():
             self.focus_default()
-        for w in event.warnings:
-            if w not in self._warned:
-                self._warned.add(w)
-                self.notify(w, severity="warning", timeout=8)
+        if event.final:  # said under the header for as long as it holds, not as a toast
+            for banner in self.app.query(HomeBanner):
+                banner.show(event.warnings)
         if event.final and self._pending_open:
             key, self._pending_open = self._pending_open, None
             self.open_session(key, *self._open_at)

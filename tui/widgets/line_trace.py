@@ -81,7 +81,7 @@ def trace_steps(trace: Any) -> list[Step]:
                       style="bold yellow")
     if c.note and c.summary:
         detail.append(f"\n\n{c.note}", style="dim")
-    steps.append(Step(label, detail, ("pane", "history") if c.commit else ()))
+    steps.append(Step(label, detail, ("commit", c.commit) if c.commit else ()))
     return steps
 
 
@@ -175,7 +175,7 @@ def removed_steps(path: str, removed: Sequence[Any]) -> list[Step]:
         detail = Text.assemble((f"cited, since removed: {where}{version}\n", "bold"),
                                f"{r.count}× · last {local_time(r.last_cited) or '?'}\n\n",
                                (r.text or "(past the end of the file then)", "italic"))
-        steps.append(Step(label, detail, ("pane", "history") if r.commit else ()))
+        steps.append(Step(label, detail, ("commit", r.commit) if r.commit else ()))
     return steps
 
 
@@ -288,5 +288,7 @@ class LineTraceScreen(Screen[None]):
             app.call_later(app.open_memory_at, go[1], go[2])
         elif go[0] == "turn":
             app.post_message(ShowSession(go[1], at=go[2], marks=go[3], why=go[4]))
+        elif go[0] == "commit":  # History, on the commit the step names
+            app.call_later(app.open_history_at, go[1])
         elif go[0] == "pane":
             app.action_show_pane(go[1])
