@@ -25,6 +25,7 @@ def help_rows(app: MemdeckApp) -> list[tuple[str, str, str]]:
         where = "everywhere" if active.node is app else app.pane(app.active_pane).TITLE
         rows.append((app.get_key_display(b), b.description, where))
     rows.append(("↑ ↓ j k", "move in lists and tables", "everywhere"))
+    rows.append(("tab ⇧tab", "move the focus to the next / previous area", "everywhere"))
     return rows
 
 

@@ -199,7 +199,7 @@ async def test_remapped_key_is_written_and_works_at_once(demo_engine, make_app) 
     app = make_app(demo_engine, initial="settings")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("k")
+        await pilot.press("K")
         table = app.query_one(BindingList)
         assert table.has_focus
         ids = [i.id for i in table.bindings_info]
@@ -226,7 +226,7 @@ async def test_an_unusable_key_is_one_error_line_and_nothing_changes(demo_engine
     app = make_app(demo_engine, initial="settings")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("k", "enter")  # the first binding: app.pane.sessions
+        await pilot.press("K", "enter")  # the first binding: app.pane.sessions
         assert isinstance(app.screen, AskScreen)
         await pilot.press("backspace", "?", "enter")  # Textual calls it question_mark
         await settle(app, pilot)
@@ -365,7 +365,7 @@ async def test_k_and_b_at_once_on_the_first_visit_reach_the_keys_and_the_backups
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("6", "k")
+        await pilot.press("6", "K")
         await settle(app, pilot)
         assert isinstance(app.focused, BindingList)
         assert app.query_one(BindingList).row_count > 0  # filled from the Loaded data

@@ -78,7 +78,7 @@ class SettingsPane(Pane):
     TITLE = "Settings"
     BINDINGS = [
         Binding("R", "reset", "Reset…", id="settings.reset"),
-        Binding("k", "keys", "Keys", id="settings.keys"),
+        Binding("K", "keys", "Keys", id="settings.keys"),
         Binding("b", "backups", "Backups", id="settings.backups"),
     ]
     COMMANDS = [

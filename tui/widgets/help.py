@@ -12,6 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from .key_footer import KeyFooter
+
 INTRO = ("memdeck shows Codex's long-term memory: sessions and why each was or was not "
          "remembered, the raw memories, the consolidated MEMORY.md, its history, and "
          "consolidations waiting for your review.")
@@ -43,6 +45,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("ctrl+p opens the command palette: every action by name. Keys "
                               "can be remapped in memdeck/config.toml [keymap] (Settings "
                               "pane). Escape closes this.", style="dim"), id="hint")
+        yield KeyFooter()  # its own keys, not the pane's behind it
 
     def action_dismiss(self, result: Any = None) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -11,6 +11,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static, TextArea
 
+from .key_footer import KeyFooter
+
 
 class InjectedScreen(ModalScreen[None]):
     """`summary` is the engine's InjectedSummary. Escape or `i` closes."""
@@ -39,6 +41,7 @@ class InjectedScreen(ModalScreen[None]):
                                soft_wrap=True, show_line_numbers=True, id="injected-text")
             yield Label("memory_summary.md, trimmed and cut to Codex's limit · Escape to close",
                         id="hint")
+        yield KeyFooter()  # its own keys, not the pane's behind it
 
     def on_mount(self) -> None:
         for ta in self.query(TextArea):

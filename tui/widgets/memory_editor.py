@@ -57,6 +57,8 @@ class MemoryEditor(TextArea):
     BINDINGS = [
         Binding("g,home", "view_jump(0)", "Top", show=False),
         Binding("G,end", "view_jump(-1)", "Bottom", show=False),
+        Binding("j", "view_move(1)", "Down", show=False),  # viewing: j / k move the line,
+        Binding("k", "view_move(-1)", "Up", show=False),  # as in every list
         Binding("home", "cursor_line_start", "Cursor line start", show=False),
         Binding("end", "cursor_line_end", "Cursor line end", show=False),
     ]
@@ -162,7 +164,7 @@ class MemoryEditor(TextArea):
             self.cursor_location = (min(row, self.document.line_count - 1), 0)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "view_jump":
+        if action in ("view_jump", "view_move"):
             return self.read_only
         return super().check_action(action, parameters)
 
@@ -173,6 +175,12 @@ class MemoryEditor(TextArea):
             self.scroll_home(animate=False)
         else:
             self.scroll_end(animate=False)
+
+    def action_view_move(self, delta: int) -> None:
+        if delta > 0:
+            self.action_cursor_down()
+        else:
+            self.action_cursor_up()
 
     async def _on_key(self, event: events.Key) -> None:
         # Textual calls TextArea's own `_on_key` after this one. While editing it would use

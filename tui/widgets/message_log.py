@@ -15,6 +15,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import RichLog, Static
 
+from .key_footer import KeyFooter
+
 KEEP = 500
 LEVEL_STYLE = {"error": "bold red", "warning": "bold yellow", "information": "bold"}
 
@@ -57,6 +59,7 @@ class MessageLogScreen(ModalScreen[None]):
             yield Static(f"Messages ({len(self.log_.entries)})", id="log-title")
             yield RichLog(wrap=True, markup=False, id="log-lines")
             yield Static("esc closes · ↑↓ PgUp PgDn scroll", id="log-keys")
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         view = self.query_one(RichLog)

@@ -9,6 +9,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, RadioButton, RadioSet
 
+from .key_footer import KeyFooter
+
 
 class NoteScreen(ModalScreen[tuple[str, str] | None]):
     """Returns `(kind, text)` with kind `remember` or `forget`, or None when cancelled."""
@@ -31,6 +33,7 @@ class NoteScreen(ModalScreen[tuple[str, str] | None]):
                         select_on_focus=False)
             yield Label("Written to extensions/ad_hoc/notes/ · Enter to add · Escape to "
                         "cancel", id="hint")
+        yield KeyFooter()  # its own keys, not the pane's behind it
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
