@@ -292,3 +292,75 @@ def test_a_damaged_attribution_file_costs_the_labels_not_the_review(demo: Engine
     assert hunks and all(not h.notes for h in hunks)
     accepted = demo.accept(p.id)
     assert accepted.status == "accepted"
+
+
+# -- an edited note replaces its line (issue 23, item 4) -------------------------------------
+def note_lines(root: Path, needle: str) -> dict[str, list[str]]:
+    return {f: [x for x in lines(root, f) if needle in x]
+            for f in ("MEMORY.md", "memory_summary.md")}
+
+
+def test_editing_a_folded_note_replaces_its_line_in_every_file(demo: Engine) -> None:
+    root = demo.home.memory_root
+    note = demo.memory_note("Run the linter with ruff before every commit", "remember")
+    demo.accept(demo.consolidate("offline").id)
+    assert note_lines(root, "ruff") == {
+        f: ["- Run the linter with ruff before every commit [ad-hoc note]"]
+        for f in ("MEMORY.md", "memory_summary.md")}
+    opened = demo.memory_read(note.path)
+    assert "already folded" in opened.hint and "next consolidation replaces" in opened.hint
+    demo.memory_save(note.path, opened.text.replace("with ruff", "with `ruff check --fix`"),
+                     opened.version)
+    assert "already folded" not in demo.memory_read(note.path).hint  # waiting again
+    p = demo.consolidate("offline")
+    kinds = sorted((e.note.kind, len(e.added), len(e.removed))
+                   for e in demo.proposal_notes(p.id))
+    assert kinds == [("remember", 2, 0), ("replaced", 0, 2)]  # both files, in one proposal
+    demo.accept(p.id)
+    assert note_lines(root, "ruff") == {
+        f: ["- Run the linter with `ruff check --fix` before every commit [ad-hoc note]"]
+        for f in ("MEMORY.md", "memory_summary.md")}
+
+
+def test_a_shorter_edit_is_not_lost_to_the_old_longer_line(demo: Engine) -> None:
+    """The new text is part of the old line: the old one goes and the new one is written,
+    never "already remembered" by the line it replaces."""
+    root = demo.home.memory_root
+    note = demo.memory_note("Use uv run pytest -x for the checkout tests", "remember")
+    demo.accept(demo.consolidate("offline").id)
+    opened = demo.memory_read(note.path)
+    demo.memory_save(note.path, "Remember: Use uv run pytest\n", opened.version)
+    demo.accept(demo.consolidate("offline").id)
+    assert note_lines(root, "uv run")["MEMORY.md"] == ["- Use uv run pytest [ad-hoc note]"]
+
+
+def test_a_line_a_person_wrote_like_the_old_note_but_untagged_stays(demo: Engine) -> None:
+    root = demo.home.memory_root
+    note = demo.memory_note("Prefer httpx over requests", "remember")
+    demo.accept(demo.consolidate("offline").id)
+    memory = (root / "MEMORY.md").read_text()
+    (root / "MEMORY.md").write_text(memory + "\n- Prefer httpx over requests\n")
+    opened = demo.memory_read(note.path)
+    demo.memory_save(note.path, "Remember: Prefer httpx over urllib\n", opened.version)
+    demo.accept(demo.consolidate("offline").id)
+    found = note_lines(root, "httpx")["MEMORY.md"]
+    assert "- Prefer httpx over requests" in found  # the person's own, untagged
+    assert "- Prefer httpx over requests [ad-hoc note]" not in found
+    assert "- Prefer httpx over urllib [ad-hoc note]" in found
+
+
+def test_a_summary_edit_without_the_v1_first_line_is_refused_and_nothing_changes(
+        demo: Engine) -> None:
+    from memdeck.engine.memory_folder.edits import InvalidSummary
+
+    root = demo.home.memory_root
+    before = (root / "memory_summary.md").read_bytes()
+    opened = demo.memory_read("memory_summary.md")
+    for bad in ("# My memory\n" + opened.text, opened.text.replace("v1\n", "", 1),
+                "V1\n" + opened.text.split("\n", 1)[1], ""):
+        with pytest.raises(InvalidSummary, match="must start with the line `v1`"):
+            demo.memory_save("memory_summary.md", bad, opened.version)
+    assert (root / "memory_summary.md").read_bytes() == before
+    saved = demo.memory_save("memory_summary.md", opened.text + "\n- one more tip\n",
+                             opened.version)
+    assert saved.changed

@@ -285,7 +285,7 @@ def merge_parsed(preamble: list[str], groups: list[Group], selected: list[Select
         _forget(g, present)
     groups = _non_empty(groups)
     _add_selected(groups, selected)
-    if notes is not None and notes.notes:
+    if notes is not None and notes.any:
         preamble = _fold_notes(preamble, groups, notes)
         groups = _non_empty(groups)
     out = list(preamble)

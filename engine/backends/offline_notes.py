@@ -166,12 +166,22 @@ class Folding:
     notes first take their lines out of what memory holds; then each remember note is added,
     unless a later forget note matches it (withdrawn) or memory already says it."""
 
-    def __init__(self, notes: list[Note]) -> None:
+    def __init__(self, notes: list[Note], replaced: list[Note] | None = None) -> None:
         self.notes = list(notes)
+        # what edited notes asked before the edit: their bullets (exactly as a remember note
+        # writes them) are taken out, so that the edited text replaces the line
+        self.replaced = list(replaced or [])
+        self._replaced_lines = {note_bullet(n.text): k for k, n in enumerate(self.replaced)}
+        self._replaced_removed: dict[int, list[tuple[str, str]]] = {}
         self._added: dict[int, list[tuple[str, str]]] = {i: [] for i in range(len(notes))}
         self._removed: dict[int, list[tuple[str, str]]] = {i: [] for i in range(len(notes))}
         self._reason: dict[int, str] = {}
         self._withdrawn: set[int] | None = None  # remember notes a later forget withdraws
+
+    @property
+    def any(self) -> bool:
+        """Something to fold: a note to take in, or the old line of an edited one."""
+        return bool(self.notes or self.replaced)
 
     def of(self, kind: str) -> list[tuple[int, Note]]:
         return [(i, n) for i, n in enumerate(self.notes) if n.kind == kind]
@@ -205,6 +215,8 @@ class Folding:
         removal recorded."""
         from .offline_note_index import LineIndex
 
+        if self._replaced_lines:
+            lines = self._take_replaced(path, lines)
         forgets = self.of("forget")
         if not forgets:
             return list(lines)
@@ -222,7 +234,20 @@ class Folding:
                 out.append(line)
         return out
 
+    def _take_replaced(self, path: str, lines: list[str]) -> list[str]:
+        out = []
+        for line in lines:
+            k = self._replaced_lines.get(line.strip())
+            if k is None:
+                out.append(line)
+            else:
+                self._replaced_removed.setdefault(k, []).append((path, line.rstrip("\n")))
+        return out
+
     def effects(self) -> tuple[NoteEffect, ...]:
+        """One per note; and one per replaced request whose old line was taken out."""
         return tuple(NoteEffect(n, tuple(self._added[i]), tuple(self._removed[i]),
                                 self._reason.get(i, ""))
-                     for i, n in enumerate(self.notes))
+                     for i, n in enumerate(self.notes)) + tuple(
+            NoteEffect(self.replaced[k], (), tuple(removed))
+            for k, removed in sorted(self._replaced_removed.items()))

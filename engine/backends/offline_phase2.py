@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..codex.memory_layout import SelectedMemory
 from ..phase2.backend import Phase2Result
-from ..phase2.notes import pending_notes
+from ..phase2.notes import pending_notes, replaced_notes
 from .offline_memory_md import BLOCKS, Group, Task, merge_memory, merge_parsed, parse_memory
 from .offline_notes import Folding
 from .offline_phase1 import MODEL_NAME
@@ -38,7 +38,7 @@ class OfflinePhase2:
     def consolidate(self, workspace: Path, selected: list[SelectedMemory], now: float,
                     version: str) -> Phase2Result:
         summary = workspace / "memory_summary.md"
-        notes = Folding(pending_notes(workspace))
+        notes = Folding(pending_notes(workspace), replaced_notes(workspace))
         # v2: the summary is the whole memory (docs/codex-format.md "Memory versions")
         if version == "v2":
             summary.write_text(merge_summary_v2(_read(summary), selected, notes),

@@ -112,7 +112,7 @@ def placeholder(lines: list[str]) -> list[str]:
 def fold_notes(sections: dict[str, list[str]], folding: Folding | None) -> None:
     """Forget notes out of the three sections' bullets, then remember notes in: a preference
     under `## User preferences`, anything else under `## General Tips`."""
-    if folding is None or not folding.notes:
+    if folding is None or not folding.any:
         return
     for h in SUMMARY_SECTIONS:
         sections[h] = folding.forget_in(FILE, sections[h])

@@ -56,6 +56,8 @@ HINTS = {
     "rollout_summary": "rewritten when its session is extracted again",
     "note": "an ad-hoc note: folded into memory at the next consolidation",
 }
+FOLDED_NOTE_HINT = ("an ad-hoc note, already folded into memory; edit it and the next "
+                    "consolidation replaces its line")
 
 
 class MemoryConflict(MemdeckError):
@@ -71,6 +73,10 @@ class MemoryConflict(MemdeckError):
 
 class SecretInText(MemdeckError):
     """The text to write holds a secret; nothing was written."""
+
+
+class InvalidSummary(MemdeckError):
+    """A memory_summary.md edit Codex would reject; nothing was written."""
 
 
 class MemoryPathError(MemdeckError):
@@ -223,8 +229,29 @@ def read_file(home: CodexHome, rel: str) -> MemoryFileText:
                      "memdeck will not save over it")
     if kind == "imported":
         read_only = IMPORTED_READ_ONLY
-    return MemoryFileText(rel, kind, text, version_of(data), read_only, HINTS.get(kind, ""),
+    hint = HINTS.get(kind, "")
+    if kind == "note" and in_baseline(home.memory_root, rel, data):
+        hint = FOLDED_NOTE_HINT
+    return MemoryFileText(rel, kind, text, version_of(data), read_only, hint,
                           scope_of(home.memory_root, rel))
+
+
+def in_baseline(root: Path, rel: str, data: bytes) -> bool:
+    """`rel` holds `data` in Codex's baseline commit: the last consolidation took it in
+    (docs/codex-format.md "The workspace diff"), so the next one will not. Read-only: git
+    takes no lock and writes nothing."""
+    import subprocess
+
+    if not (root / ".git").is_dir():
+        return False
+    try:
+        out = subprocess.run(["git", "ls-tree", "HEAD", "--", rel], cwd=root, timeout=30,
+                             capture_output=True, check=True,
+                             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest().encode()
+    return blob in out
 
 
 def _read_head(path: Path, rel: str, size: int) -> MemoryFileText:
@@ -285,6 +312,17 @@ def refuse_secrets(text: str, where: str) -> None:
                            "was written: remove it and try again")
 
 
+def refuse_bad_summary(text: str) -> None:
+    """Codex fails a consolidation whose memory_summary.md does not start with the line `v1`
+    (docs/codex-format.md "Validation"), in v1 and v2: such an edit is refused, not saved."""
+    first = text.split("\n", 1)[0].rstrip("\r")
+    if first != "v1":
+        shown = repr(first[:40]) if first else "empty"
+        raise InvalidSummary(f"memory_summary.md must start with the line `v1` (Codex fails "
+                             f"the next consolidation otherwise); its first line is {shown}; "
+                             "nothing was written")
+
+
 def _encode(text: str, rel: str) -> bytes:
     try:
         return text.encode("utf-8")
@@ -303,6 +341,8 @@ def save_file(writer: MemoryFolderWriter, rel: str, text: str,
     path, rel = resolve(home, rel)
     refuse_import(rel)
     refuse_secrets(text, rel)
+    if kind_of(rel) == "summary":
+        refuse_bad_summary(text)
     new = _encode(text, rel)
     with _writing(writer, f"save {rel}") as change:
         path, rel = resolve(home, rel)  # again, under the lock: nothing swapped in since

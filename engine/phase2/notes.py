@@ -42,7 +42,7 @@ class Note:
     """One request of an ad-hoc note file."""
 
     path: str  # relative to the memory root: extensions/ad_hoc/notes/<name>.md
-    kind: str  # remember | forget
+    kind: str  # remember | forget; `replaced`: what an edited note asked before the edit
     text: str  # what to remember or forget, on one line
 
     @property
@@ -161,6 +161,31 @@ def pending_notes(workspace: Path) -> list[Note]:
         if f.is_symlink() or not f.is_file():
             continue
         out += parse_note(rel, f.read_text(encoding="utf-8", errors="replace"))
+    return out
+
+
+def replaced_notes(workspace: Path) -> list[Note]:
+    """What the notes changed since the last consolidation (`M` in the workspace diff) asked
+    to remember before the change and no longer ask, as notes of kind `replaced`: the
+    consolidation takes their lines out, so an edited note replaces its line instead of adding
+    a second one. The old text is the baseline's (the workspace's git HEAD)."""
+    import subprocess
+
+    out: list[Note] = []
+    for status, rel in diff_changes(workspace):
+        if status != "M" or not rel.startswith(NOTES_PREFIX) or not rel.endswith(".md"):
+            continue
+        try:
+            old = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=workspace,
+                                 capture_output=True, check=True, timeout=60).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue  # no baseline copy to compare with: the note is only taken in
+        f = workspace / rel
+        new = f.read_text(encoding="utf-8", errors="replace") if f.is_file() else ""
+        kept = {n.text for n in parse_note(rel, new) if n.kind == "remember"}
+        out += [Note(rel, "replaced", n.text)
+                for n in parse_note(rel, old.decode("utf-8", "replace"))
+                if n.kind == "remember" and n.text not in kept]
     return out
 
 

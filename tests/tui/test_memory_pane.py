@@ -384,3 +384,35 @@ async def test_title_says_how_often_later_sessions_cited_the_file(demo_engine,
         assert f"cited {usage.events}× on {n} line{'s' if n != 1 else ''}" in title(app)
         await open_path(app, pilot, "raw_memories.md")
         assert "cited" not in title(app)
+
+
+async def test_a_summary_without_its_v1_line_is_refused_before_saving(demo_engine,
+                                                                      make_app) -> None:
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_memory(app, pilot)
+        disk = (root(demo_engine) / "memory_summary.md").read_text()
+        await pilot.press("e")
+        editor = app.query_one(MemoryEditor)
+        editor.insert("# My memory\n")
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert len(errors(app)) == 1 and "must start with the line `v1`" in errors(app)[0]
+        assert (root(demo_engine) / "memory_summary.md").read_text() == disk
+        assert not editor.read_only and editor.text.startswith("# My memory\nv1\n")
+
+
+async def test_a_folded_note_says_so_and_a_waiting_one_says_when(demo_engine,
+                                                                 make_app) -> None:
+    demo_engine.accept(demo_engine.consolidate("offline").id)  # the demo's note is folded
+    waiting = demo_engine.memory_note("Sign every commit", "remember")
+    folded = next(f.path for f in demo_engine.memory_files()
+                  if f.kind == "note" and f.path != waiting.path)
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_memory(app, pilot)
+        await open_path(app, pilot, folded)
+        assert "already folded into memory" in title(app)
+        assert "at the next consolidation" not in title(app)
+        await open_path(app, pilot, waiting.path)
+        assert "folded into memory at the next consolidation" in title(app)
