@@ -38,6 +38,7 @@ from .widgets.help import HelpScreen
 from .widgets.home_banner import HomeBanner
 from .widgets.key_footer import KeyFooter
 from .widgets.message_log import MessageLog
+from .widgets.pane_tabs import PaneTabs
 from .widgets.pipeline_bar import PipelineBar
 
 # id, title, "module:class": a pane's module is imported when the pane is first shown (or in
@@ -106,7 +107,7 @@ class MemdeckApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
         yield HomeBanner(id="home-banner")
-        with TabbedContent(initial=self.initial, id="panes"):
+        with PaneTabs(initial=self.initial, id="panes"):
             for i, (pid, title, _) in enumerate(PANES, 1):
                 with TabPane(f"{i} {title}", id=pid):
                     if pid == self.initial:  # the others are built when first shown
