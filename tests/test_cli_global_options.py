@@ -78,3 +78,16 @@ def test_every_writing_command_acts_on_the_named_home(tmp_path, home, global_fir
     run("restore-backup", backup["id"])
     assert (target / "memories" / "MEMORY.md").exists()
     assert tree_digest(decoy) == decoy_before
+
+
+def test_version_names_memdeck_and_the_codex_it_is_tested_with(capsys, tmp_path) -> None:
+    from importlib.metadata import version
+
+    from memdeck.engine.codex.home import TESTED_CODEX
+    from memdeck.tui.cli import main
+
+    before = sorted(tmp_path.iterdir())
+    assert main(["--version"]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out == f"memdeck {version('memdeck')} (tested with Codex {TESTED_CODEX})"
+    assert sorted(tmp_path.iterdir()) == before

@@ -128,8 +128,10 @@ def test_ctrl_c_stops_at_once_and_the_next_run_takes_the_sessions_back(
 
     Engine.open(demo).config_set("memdeck.request_timeout", "600")
     llm_server.handler = lambda body: slow_reply(900)
+    import os
+
     proc = subprocess.Popen([sys.executable, "-m", "memdeck.tui.cli", "extract", "--home",
-                             str(demo)],
+                             str(demo)], env={**os.environ, "PYTHONFAULTHANDLER": "1"},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while llm_server.in_flight < 2:
@@ -140,8 +142,13 @@ def test_ctrl_c_stops_at_once_and_the_next_run_takes_the_sessions_back(
     try:
         code = proc.wait(60)  # the replies it was waiting for are 900 s away
     except subprocess.TimeoutExpired:
-        proc.kill()
-        raise AssertionError("extract went on after Ctrl-C, waiting for the model") from None
+        proc.send_signal(signal.SIGABRT)  # faulthandler prints where every thread is
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        raise AssertionError("extract went on after Ctrl-C, waiting for the model:\n"
+                             + proc.stderr.read()[-6000:]) from None
     assert code == 130
     assert proc.stderr.read().strip().splitlines()[-1] == "memdeck: interrupted"
 

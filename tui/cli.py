@@ -46,10 +46,25 @@ def _common(top: bool) -> argparse.ArgumentParser:
     return p
 
 
+def version_line() -> str:
+    """`memdeck 0.1.0 (tested with Codex 0.171.0)`: what a bug report needs first."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from memdeck.engine.codex.home import TESTED_CODEX
+
+    try:
+        mine = version("memdeck")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        mine = "(not installed)"
+    return f"memdeck {mine} (tested with Codex {TESTED_CODEX})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _common(top=False)
     parser = _Parser(prog="memdeck", parents=[_common(top=True)],
                      description="See and control Codex's long-term memory.")
+    parser.add_argument("--version", action="version", version=version_line(),
+                        help="print memdeck's version and the Codex release it is tested with")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     def add(name: str, help_: str) -> argparse.ArgumentParser:
