@@ -138,7 +138,7 @@ _LAZY: dict[str, str] = {
     "redact_stream": ".redact", "resolve_key": ".codex.settings",
     "rfc3339_utc": ".formatting", "strip_citations": ".codex.citations",
     "time_of_day": ".formatting", "toml_literal": ".codex.settings",
-    "short_id_length": ".index.sessions",
+    "short_id_length": ".index.sessions", "TESTED_CODEX": ".codex.home",
     # the read path: line usage, citing sessions, the next session's memory (issue 11)
     "CitingMessage": ".read_path.line_usage", "CitingSession": ".read_path.line_usage",
     "FileUsage": ".read_path.line_usage", "LineStat": ".read_path.line_usage",

@@ -50,7 +50,7 @@ def version_line() -> str:
     """`memdeck 0.1.0 (tested with Codex 0.171.0)`: what a bug report needs first."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from memdeck.engine.codex.home import TESTED_CODEX
+    from memdeck.engine import TESTED_CODEX
 
     try:
         mine = version("memdeck")
