@@ -115,3 +115,33 @@ async def test_a_row_cited_before_it_existed_says_why_its_count_is_lower(changed
         header = str(app.query_one("#raw-memory-header").render())
         assert "used 1×: 1 citation before this row existed (Codex counts only later ones)" \
             in header
+
+
+async def test_raw_memories_sort_by_any_column(demo_engine, make_app) -> None:
+    """Issue 23, item 9: `s` sorts by the next column, `S` turns it round, a click on a
+    title sorts by it; the open memory stays open."""
+    app = make_app(demo_engine, initial="memories")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        table = app.query_one("#memories-table", DataTable)
+        pane = app.query_one("#memories-pane")
+        await pilot.press("j")
+        await settle(app, pilot)
+        opened = pane.current.thread_id
+        await pilot.press("s")  # thread, A to Z
+        await settle(app, pilot)
+        threads = [r.thread_id for r in pane.rows]
+        assert threads == sorted(threads) and "thread▲" in str(table.columns[
+            next(k for k in table.columns if k.value == "thread")].label)
+        assert column(table, "thread") == [t[:8] for t in threads]
+        assert pane.current.thread_id == opened
+        await pilot.press("S")
+        await settle(app, pilot)
+        assert [r.thread_id for r in pane.rows] == sorted(threads, reverse=True)
+        x = sum(c.get_render_width(table) for c in list(table.columns.values())[:4])
+        await pilot.click("#memories-table", offset=(x + 1, 0))  # the "uses" title
+        await settle(app, pilot)
+        assert column(table, "uses") == ["3", "1", "—"]  # most used first, none last
+        await pilot.click("#memories-table", offset=(x + 1, 0))
+        await settle(app, pilot)
+        assert column(table, "uses") == ["1", "3", "—"]

@@ -29,6 +29,7 @@ HANDLERS = {
     "ShowSession": "on_show_session",
     "SessionTable.Highlighted": "on_session_table_highlighted",
     "SessionTable.Opened": "on_session_table_opened",
+    "SessionHeader.SortClicked": "on_session_header_sort_clicked",
     "SessionsPane.Loaded": "on_sessions_pane_loaded",
     "SessionsPane.DetailLoaded": "on_sessions_pane_detail_loaded",
     "CommitList.Highlighted": "on_commit_list_highlighted",

@@ -200,3 +200,56 @@ async def test_the_footer_offers_m_said_vs_remembered(demo_engine, make_app) -> 
         await pilot.press("enter")  # in the open transcript too
         await settle(app, pilot)
         assert "Said vs remembered" in _footer_keys(app)
+
+
+async def test_s_sorts_by_the_next_column_and_S_turns_it_round(demo_engine, make_app) -> None:
+    """Issue 23, item 9: any column sorts; the title says which and which way; the cursor
+    stays on its session."""
+    from memdeck.tui.widgets.session_table import SessionHeader
+
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        table = app.query_one(SessionTable)
+        header = app.query_one(SessionHeader)
+        listed = [s.rollout_path for s in table.rows]
+        stamps = [s.updated_at for s in table.rows]
+        assert stamps == sorted(stamps, reverse=True)  # the engine's order: newest first
+        assert "updated▼" in header.render().plain
+        await pilot.press("j", "j")
+        kept = table.current.rollout_path
+        await pilot.press("s")  # project, A to Z
+        await settle(app, pilot)
+        projects = [s.project for s in table.rows]
+        assert projects == sorted(projects, key=str.casefold) and projects != [
+            s.project for s in demo_engine.sessions()]
+        assert "project▲" in header.render().plain and "updated▼" not in header.render().plain
+        assert table.current.rollout_path == kept
+        await pilot.press("S")  # Z to A
+        await settle(app, pilot)
+        assert [s.project for s in table.rows] == sorted(projects, key=str.casefold,
+                                                          reverse=True)
+        assert "project▼" in header.render().plain
+        for _ in range(5):  # source, status, preview, reason, then updated again
+            await pilot.press("s")
+        await settle(app, pilot)
+        assert [s.rollout_path for s in table.rows] == listed
+
+
+async def test_a_click_on_a_column_title_sorts_by_it(demo_engine, make_app) -> None:
+    from memdeck.engine import STATUSES
+    from memdeck.tui.widgets.session_table import SessionHeader
+
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        header = app.query_one(SessionHeader)
+        x = header.render().plain.index("status")
+        await pilot.click(SessionHeader, offset=(x + 1, 0))
+        await settle(app, pilot)
+        ranks = [STATUSES.index(s.status) for s in app.query_one(SessionTable).rows]
+        assert ranks == sorted(ranks) and "status▲" in header.render().plain
+        await pilot.click(SessionHeader, offset=(x + 1, 0))
+        await settle(app, pilot)
+        ranks = [STATUSES.index(s.status) for s in app.query_one(SessionTable).rows]
+        assert ranks == sorted(ranks, reverse=True)

@@ -13,15 +13,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from memdeck.engine import HomeInfo
 
 from ..messages import ShowSession
+from ..table_sort import Column as SortColumn
+from ..table_sort import SortOrder
 from ..widgets.cursor_list import MovingDataTable
 from ..widgets.raw_memory_view import RawMemoryView, fit_columns, memory_columns, project_of
 from ..widgets.session_table import newest_year, short_time
 from .base import Pane
 
+ENGINE_ORDER = SortOrder("", descending=True)  # the engine's: the newest session first
 
 def version_line(home: HomeInfo) -> str:
     """Which pipeline these rows belong to: the version Codex uses, and its database."""
@@ -39,12 +43,18 @@ class MemoriesPane(Pane):
     TITLE = "Raw memories"
     BINDINGS = [
         Binding("o", "open_session", "Open session", id="memories.open"),
+        Binding("s", "sort", "Sort", id="memories.sort"),
+        Binding("S", "sort(True)", "Reverse sort", id="memories.sort_reverse", show=False),
         Binding("R", "reload", "Reload", id="memories.reload", show=False),
     ]
     COMMANDS = [
         ("Open the session of this raw memory", "Show its transcript in Sessions",
          "open_session"),
         ("Reload raw memories", "Read the stage-1 rows again", "reload"),
+        ("Sort raw memories by the next column", "A click on a column's title sorts by it too",
+         "sort"),
+        ("Reverse the raw memories' sort", "Newest or oldest first, A to Z or Z to A",
+         "sort(True)"),
     ]
 
     @dataclass
@@ -58,6 +68,8 @@ class MemoriesPane(Pane):
         super().__init__(**kwargs)
         self.rows: list[Any] = []
         self.projects: dict[str, str] = {}
+        self.order = ENGINE_ORDER
+        self._listed: list[Any] = []  # in the engine's order
 
     def compose(self) -> ComposeResult:
         yield Static("", id="memories-where", classes="pane-note")
@@ -101,19 +113,10 @@ class MemoriesPane(Pane):
         table = self.query_one("#memories-table", DataTable)
         keep = self.current.thread_id if self.current is not None else None
         table.loading = False
-        self.rows, self.projects = event.rows, event.projects
+        self.projects, self._listed = event.projects, event.rows
+        self.rows = self.order.apply(event.rows, self._sorts())
         self.query_one("#memories-where", Static).update(event.where)
-        table.clear()
-        year = newest_year(r.generated_at for r in self.rows)
-        for r in self.rows:
-            table.add_row(
-                r.thread_id[:8], self.projects.get(r.thread_id, "?"), r.rollout_slug or "—",
-                short_time(r.generated_at, year, "never"),
-                Text(str(r.usage_count) if r.usage_count is not None else "—",
-                     justify="right"),
-                short_time(r.last_usage, year, "never"),
-                Text("✓" if r.selected_for_phase2 else "", justify="center"),
-                key=r.thread_id)
+        self._fill()
         empty = not self.rows
         table.display = not empty
         if self.focus_lost():
@@ -128,11 +131,63 @@ class MemoriesPane(Pane):
                         "ready (each becomes a raw memory here) and consolidate them.")
             await self.query_one(RawMemoryView).show(None)
             return
-        index = next((i for i, r in enumerate(self.rows) if r.thread_id == keep), 0)
+        await self._cursor_to(keep)
+
+    def _fill(self) -> None:
+        table = self.query_one("#memories-table", DataTable)
+        table.clear()
+        for key, title, _ in memory_columns(self.size.width or self.app.size.width):
+            table.columns[ColumnKey(key)].label = Text(self.order.title(key, title))
+        year = newest_year(r.generated_at for r in self.rows)
+        for r in self.rows:
+            table.add_row(
+                r.thread_id[:8], self.projects.get(r.thread_id, "?"), r.rollout_slug or "—",
+                short_time(r.generated_at, year, "never"),
+                Text(str(r.usage_count) if r.usage_count is not None else "—",
+                     justify="right"),
+                short_time(r.last_usage, year, "never"),
+                Text("✓" if r.selected_for_phase2 else "", justify="center"),
+                key=r.thread_id)
+
+    async def _cursor_to(self, thread_id: str | None) -> None:
+        table = self.query_one("#memories-table", DataTable)
+        index = next((i for i, r in enumerate(self.rows) if r.thread_id == thread_id), 0)
         if table.cursor_row != index:
             table.move_cursor(row=index)  # the highlight handler shows it
         else:
             await self._show(index)
+
+    # -- sorting (tui/table_sort.py) ------------------------------------------------------
+    def _sorts(self) -> tuple[SortColumn, ...]:
+        projects = self.projects
+        return (
+            SortColumn("thread", "thread", lambda r: r.thread_id),
+            SortColumn("project", "project", lambda r: projects.get(r.thread_id) or None),
+            SortColumn("slug", "slug", lambda r: r.rollout_slug),
+            SortColumn("generated", "generated", lambda r: r.generated_at, newest_first=True),
+            SortColumn("uses", "uses", lambda r: r.usage_count, newest_first=True),
+            SortColumn("last", "last used", lambda r: r.last_usage, newest_first=True),
+            SortColumn("phase2", "phase 2", lambda r: int(bool(r.selected_for_phase2)),
+                       newest_first=True),
+        )
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return bool(self.rows) if action == "sort" else True
+
+    async def action_sort(self, reverse: bool = False) -> None:
+        await self._sort_by(self.order.reversed() if reverse else self.order.next(self._sorts()))
+
+    @on(DataTable.HeaderSelected, "#memories-table")
+    async def _header(self, event: DataTable.HeaderSelected) -> None:
+        col = next(c for c in self._sorts() if c.key == event.column_key.value)
+        await self._sort_by(self.order.clicked(col))
+
+    async def _sort_by(self, order: SortOrder) -> None:
+        keep = self.current.thread_id if self.current is not None else None
+        self.order = order
+        self.rows = order.apply(self._listed, self._sorts())
+        self._fill()
+        await self._cursor_to(keep)
 
     # -- the open memory ------------------------------------------------------------------
     @property

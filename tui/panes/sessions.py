@@ -8,7 +8,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,39 +16,14 @@ from textual.message import Message
 from textual.widgets import ContentSwitcher, Input, Label, Select, Static
 
 from ..messages import MemoryChanged, SessionsChanged
-from ..render import STATUS_STYLE
 from ..widgets.confirm import ConfirmScreen
 from ..widgets.home_banner import HomeBanner
-from ..widgets.session_table import SessionHeader, SessionTable
+from ..widgets.session_table import SORTS, SessionHeader, SessionTable, detail_line, matches
 from ..widgets.transcript import TranscriptView
 from .base import Pane
 
 ALL = "*"
 AGE_TICK_S = 10.0
-
-
-def matches(s: Any, text: str, status: str, project: str) -> bool:
-    if status != ALL and s.status != status:
-        return False
-    if project != ALL and s.project != project:
-        return False
-    if not text:
-        return True
-    hay = f"{s.preview}\n{s.cwd}\n{s.id}\n{s.reason}\n{s.status}\n{s.source}".lower()
-    return all(word in hay for word in text.lower().split())
-
-
-def detail_line(s: Any) -> Text:
-    """The highlighted session in full: what the table's columns cut short."""
-    t = Text(no_wrap=True, overflow="ellipsis")
-    t.append(s.id or "no session id", style="bold")
-    t.append(f"  {s.cwd or '?'}", style="dim")
-    if s.git_branch:
-        t.append(f"  ({s.git_branch})", style="dim")
-    t.append("\n")
-    t.append(s.status, style=STATUS_STYLE.get(s.status, ""))
-    t.append(f": {s.reason}")
-    return t
 
 
 class SessionsPane(Pane):
@@ -59,6 +33,8 @@ class SessionsPane(Pane):
         Binding("x", "extract", "Extract now", id="sessions.extract"),
         Binding("f", "forget", "Forget", id="sessions.forget"),
         Binding("m", "remembered", "Said vs remembered", id="sessions.remembered"),
+        Binding("s", "sort", "Sort", id="sessions.sort"),
+        Binding("S", "sort(True)", "Reverse sort", id="sessions.sort_reverse", show=False),
         Binding("escape", "back", "Back", id="sessions.back"),
         Binding("R", "reload", "Rescan", id="sessions.rescan", show=False),
     ]
@@ -69,6 +45,10 @@ class SessionsPane(Pane):
         ("Said vs remembered", "What the session said beside what memory kept of it",
          "remembered"),
         ("Rescan sessions", "Read new and changed rollouts now", "reload"),
+        ("Sort sessions by the next column", "A click on a column's title sorts by it too",
+         "sort"),
+        ("Reverse the sessions' sort", "Newest or oldest first, A to Z or Z to A",
+         "sort(True)"),
     ]
 
     @dataclass
@@ -233,7 +213,8 @@ class SessionsPane(Pane):
         keep = table.current.rollout_path if table.current is not None else None
         text = self.query_one("#session-filter", Input).value.strip()
         status, project = self._value("#status-filter"), self._value("#project-filter")
-        rows = [s for s in self.sessions if matches(s, text, status, project)]
+        rows = table.order.apply(
+            [s for s in self.sessions if matches(s, text, status, project)], SORTS)
         table.set_rows(rows, keep)
         if not rows:
             self.query_one("#session-detail", Static).update(
@@ -321,10 +302,27 @@ class SessionsPane(Pane):
         of the filter field (issue 10: on the table it was shown and did nothing)."""
         if action == "back":
             return self.showing_transcript or self.query_one("#session-filter", Input).has_focus
+        if action == "sort":
+            return not self.showing_transcript
         return True
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self.refresh_bindings()
+
+    def action_sort(self, reverse: bool = False) -> None:
+        table = self.query_one(SessionTable)
+        self._sort_by(table.order.reversed() if reverse else table.order.next(SORTS))
+
+    @on(SessionHeader.SortClicked)
+    def _sort_clicked(self, event: SessionHeader.SortClicked) -> None:
+        col = next(c for c in SORTS if c.key == event.column)
+        self._sort_by(self.query_one(SessionTable).order.clicked(col))
+
+    def _sort_by(self, order: Any) -> None:
+        table = self.query_one(SessionTable)
+        table.order = order
+        self.apply_filter()  # the cursor stays on its session
+        self.on_resize()  # the arrow moves
 
     def action_reload(self) -> None:
         self.reload()

@@ -11,16 +11,55 @@ from typing import Any, NamedTuple
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import Static
 
-from memdeck.engine import local_time
+from memdeck.engine import STATUSES, local_time
 
 from ..render import STATUS_STYLE
+from ..table_sort import Column as SortColumn
+from ..table_sort import SortOrder
 from .cursor_list import MOVES, CursorList
+
+# what each column sorts by (`s`, `S`, a click on its title; tui/table_sort.py)
+SORTS = (
+    SortColumn("updated", "updated", lambda s: s.updated_at, newest_first=True),
+    SortColumn("project", "project", lambda s: s.project),
+    SortColumn("source", "source", lambda s: s.source_label),
+    SortColumn("status", "status",
+               lambda s: STATUSES.index(s.status) if s.status in STATUSES else len(STATUSES)),
+    SortColumn("preview", "preview", lambda s: " ".join((s.preview or "").split())),
+    SortColumn("reason", "reason", lambda s: s.reason),
+)
+ENGINE_ORDER = SortOrder("updated", descending=True)  # how the engine lists them
+
+
+def matches(s: Any, text: str, status: str, project: str) -> bool:
+    if status != "*" and s.status != status:
+        return False
+    if project != "*" and s.project != project:
+        return False
+    if not text:
+        return True
+    hay = f"{s.preview}\n{s.cwd}\n{s.id}\n{s.reason}\n{s.status}\n{s.source}".lower()
+    return all(word in hay for word in text.lower().split())
+
+
+def detail_line(s: Any) -> Text:
+    """The highlighted session in full: what the table's columns cut short."""
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(s.id or "no session id", style="bold")
+    t.append(f"  {s.cwd or '?'}", style="dim")
+    if s.git_branch:
+        t.append(f"  ({s.git_branch})", style="dim")
+    t.append("\n")
+    t.append(s.status, style=STATUS_STYLE.get(s.status, ""))
+    t.append(f": {s.reason}")
+    return t
 
 
 class Column(NamedTuple):
@@ -101,15 +140,41 @@ def row_segments(values: dict[str, str], cols: list[Column], base: Style,
     return segs
 
 
-class SessionHeader(Static):
-    """The column titles, drawn with the same layout as the rows."""
+def sort_key(column_key: str) -> str:
+    return "updated" if column_key == "updated_short" else column_key
 
-    def render_header(self, width: int) -> None:
-        table = next(iter(self.parent.query(SessionTable)), None) if self.parent else None
+
+class SessionHeader(Static):
+    """The column titles, drawn with the same layout as the rows; the sorted one carries
+    its arrow, a click on a title sorts by it."""
+
+    @dataclass
+    class SortClicked(Message):
+        column: str
+
+    def _table(self) -> SessionTable | None:
+        return next(iter(self.parent.query(SessionTable)), None) if self.parent else None
+
+    def _columns(self, width: int) -> list[Column]:
+        table = self._table()
         if table is not None:
             width = table.rows_width() or width
-        cols = layout(width, table.source_width if table is not None else SOURCE_DEFAULT)
-        self.update("".join(" " + set_cell_size(c.title, c.width) for c in cols))
+        return layout(width, table.source_width if table is not None else SOURCE_DEFAULT)
+
+    def render_header(self, width: int) -> None:
+        table = self._table()
+        order = table.order if table is not None else ENGINE_ORDER
+        self._width = width
+        self.update("".join(" " + set_cell_size(order.title(sort_key(c.key), c.title), c.width)
+                            for c in self._columns(width)))
+
+    def on_click(self, event: Any) -> None:
+        x = 0
+        for c in self._columns(getattr(self, "_width", 0) or self.size.width):
+            if x <= event.x <= x + c.width:
+                self.post_message(self.SortClicked(sort_key(c.key)))
+                return
+            x += c.width + 1
 
 
 class SessionTable(CursorList):
@@ -140,6 +205,7 @@ class SessionTable(CursorList):
         self.source_width = SOURCE_DEFAULT
         self._header_width = 0
         self.year = 0  # the newest session's: short times leave it out
+        self.order = ENGINE_ORDER
 
     @property
     def rows(self) -> list[Any]:
