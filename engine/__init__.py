@@ -546,6 +546,12 @@ class Engine:
 
         return read_file(self.home, path)
 
+    def memory_file_path(self, path: str) -> Path:
+        """Where the memory file `path` (a name `memory_files` gave) is on disk."""
+        from .memory_folder.edits import resolve
+
+        return resolve(self.home, path)[0]
+
     def memory_save(self, path: str, text: str, base_version: str | None) -> MemorySaved:
         """Save a user's edit made from `base_version` (None: a new file). Raises
         `MemoryConflict` (nothing written) if the file changed on disk since."""

@@ -18,7 +18,7 @@ from textual.widgets import Header, Static, TabbedContent, TabPane
 
 from memdeck.engine import Engine
 
-from . import collector
+from . import app_everywhere, collector
 from .app_commands import help_rows, palette_commands
 from .held_keys import HeldKeys
 from .messages import (
@@ -65,7 +65,7 @@ def pane_class(pid: str) -> type[Pane]:
 PANES_CSS = [p for p in PANES if p[0] != "sessions"]  # sessions' looks are in app.tcss
 
 
-class MemdeckApp(App[None]):
+class MemdeckApp(app_everywhere.EverywhereActions, App[None]):
     CSS_PATH = ["styles/app.tcss", *[f"styles/{pid}.tcss" for pid, _, _ in PANES_CSS]]
     TITLE = "memdeck"
     BINDINGS = [
@@ -79,6 +79,7 @@ class MemdeckApp(App[None]):
         Binding("at", "messages", "Messages", id="app.messages", show=False),
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("escape", "trail_back", "Back to trace", id="app.trail_back"),
+        *app_everywhere.BINDINGS,
     ]
 
     def __init__(self, engine: Engine, *, watch: bool = False, blink: bool = True,
@@ -298,6 +299,8 @@ class MemdeckApp(App[None]):
             focused = self.focused
             return self.screen is self.screen_stack[0] and not (
                 focused is not None and focused.check_consume_key("1", "1"))
+        if action in ("copy", "undo_memory"):  # a dialog's own y comes first
+            return self.screen is self.screen_stack[0]
         if action == "cancel_run":
             return self.running
         if action == "trail_back":

@@ -166,6 +166,10 @@ class HistoryPane(Pane):
             return
         commits.focus()
 
+    def copy_value(self, what: str) -> tuple[str, str] | None:
+        e = self.query_one(CommitList).current
+        return ("commit", e.commit) if e is not None and what == "id" else None
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "restore":
             return bool(self.entries)

@@ -157,6 +157,12 @@ class MemoriesPane(Pane):
         else:
             await self._show(index)
 
+    def copy_value(self, what: str) -> tuple[str, str] | None:
+        row = self.current
+        if row is None or what != "id":
+            return None
+        return "thread id", row.thread_id
+
     # -- sorting (tui/table_sort.py) ------------------------------------------------------
     def _sorts(self) -> tuple[SortColumn, ...]:
         projects = self.projects

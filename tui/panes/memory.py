@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from memdeck.engine import NotFound, human_size, local_time
+from memdeck.engine import MemdeckError, NotFound, human_size, local_time
 
 from ..widgets.imported_memory import title_lines
 from ..widgets.injected import InjectedScreen
@@ -32,6 +32,8 @@ class MemoryPane(MemoryEditing):
     TITLE = "Memory"
     BINDINGS = [
         Binding("e", "edit", "Edit", id="memory.edit"),
+        Binding("E", "external_edit", "Edit in $EDITOR", id="memory.external_edit",
+                show=False),
         Binding("ctrl+s", "save", "Save", id="memory.save"),
         Binding("escape", "leave_edit", "Stop editing", id="memory.leave"),
         Binding("n", "note", "New note", id="memory.note"),
@@ -44,6 +46,9 @@ class MemoryPane(MemoryEditing):
     ]
     COMMANDS = [
         ("Edit this memory file", "Edit the open memory file (ctrl+s saves)", "edit"),
+        ("Edit this memory file in $EDITOR", "Your own editor on a copy; what it saves "
+         "comes back through the same save (a change on disk meanwhile is shown first)",
+         "external_edit"),
         ("Save the memory file", "Save the edit; a change made on disk meanwhile is shown "
          "first", "save"),
         ("Stop editing", "Leave edit mode (asks before dropping unsaved changes)",
@@ -118,13 +123,24 @@ class MemoryPane(MemoryEditing):
             return base is not None and base.read_only is None or None
         if action in ("save", "leave_edit"):
             return editing
-        if action in ("note", "injected"):
+        if action in ("note", "injected", "external_edit"):
             return not editing
         if action in ("trace", "used_by"):
             return not editing and self.editor.base is not None
         if action == "list_move":
             return self.file_list.has_focus
         return True
+
+    def copy_value(self, what: str) -> tuple[str, str] | None:
+        f = self.editor.base
+        if f is None:
+            return None
+        if what == "id":
+            return "file name", f.path
+        try:
+            return "file path", str(self.engine.memory_file_path(f.path))
+        except MemdeckError:  # an imported file lives outside the memory root
+            return None
 
     def action_list_move(self, delta: int) -> None:
         if delta > 0:

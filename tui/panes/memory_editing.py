@@ -9,7 +9,10 @@ methods here use its `editor`, `file_list`, `wanted`, `open_file`, `reload`, `_t
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from textual import on, work
@@ -17,6 +20,7 @@ from textual.message import Message
 
 from memdeck.engine import MemoryConflict
 
+from ..external_editor import EditorError, run_editor
 from ..messages import MemoryChanged
 from ..widgets.confirm import ConfirmScreen
 from ..widgets.conflict import KEEP_MINE, TAKE_DISK, ConflictScreen
@@ -58,6 +62,39 @@ class MemoryEditing(Pane):
         self.editor.begin_edit()
         self.file_list.disabled = True  # one file at a time: no switching away mid-edit
         self._after_mode_change()
+
+    def action_external_edit(self) -> None:
+        """`E`: the open file in the user's editor, on a copy; a change comes back as an edit
+        saved the normal way (tui/external_editor.py)."""
+        f = self.editor.base
+        if f is None or self.editor.editing:
+            return
+        folder = Path(tempfile.mkdtemp(prefix="memdeck-edit-"))
+        copy = folder / PurePosixPath(f.path).name
+        try:
+            copy.write_text(f.text, encoding="utf-8")
+            code = run_editor(self.app, copy)
+            text = copy.read_text(encoding="utf-8")
+        except (EditorError, OSError, UnicodeDecodeError) as e:
+            self.notify(f"Editing {f.path} in your editor failed: {e}", severity="error",
+                        timeout=8)
+            return
+        if code != 0:
+            self.notify(f"The editor exited with {code}: nothing saved; what it wrote is in "
+                        f"{copy}", severity="warning", timeout=10)
+            return
+        if text == f.text:
+            shutil.rmtree(folder, ignore_errors=True)
+            self.notify(f"No change to {f.path}.", timeout=3)
+            return
+        if f.read_only:
+            self.notify(f"{f.path} is read-only ({f.read_only}): nothing saved; your text is "
+                        f"in {copy}", severity="warning", timeout=10)
+            return
+        self.action_edit()  # the text is the app's edit now: a refused save keeps it here
+        self.editor.text = text
+        shutil.rmtree(folder, ignore_errors=True)
+        self._save(f.path, text, f.version)
 
     def _after_mode_change(self) -> None:
         self._title()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from textual import events, on, work
@@ -15,6 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import ContentSwitcher, Input, Label, Select, Static
 
+from ..external_editor import EditorError, run_editor
 from ..messages import MemoryChanged, SessionsChanged
 from ..widgets.confirm import ConfirmScreen
 from ..widgets.home_banner import HomeBanner
@@ -34,6 +36,8 @@ class SessionsPane(Pane):
         Binding("f", "forget", "Forget", id="sessions.forget"),
         Binding("m", "remembered", "Said vs remembered", id="sessions.remembered"),
         Binding("s", "sort", "Sort", id="sessions.sort"),
+        Binding("E", "external_open", "Rollout in $EDITOR", id="sessions.external_open",
+                show=False),
         Binding("S", "sort(True)", "Reverse sort", id="sessions.sort_reverse", show=False),
         Binding("escape", "back", "Back", id="sessions.back"),
         Binding("R", "reload", "Rescan", id="sessions.rescan", show=False),
@@ -45,6 +49,8 @@ class SessionsPane(Pane):
         ("Said vs remembered", "What the session said beside what memory kept of it",
          "remembered"),
         ("Rescan sessions", "Read new and changed rollouts now", "reload"),
+        ("Open the rollout in $EDITOR", "The session's JSONL file where it is; memdeck reads "
+         "it again afterwards", "external_open"),
         ("Sort sessions by the next column", "A click on a column's title sorts by it too",
          "sort"),
         ("Reverse the sessions' sort", "Newest or oldest first, A to Z or Z to A",
@@ -308,6 +314,25 @@ class SessionsPane(Pane):
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self.refresh_bindings()
+
+    def copy_value(self, what: str) -> tuple[str, str] | None:
+        s = self._target()
+        if s is None:
+            return None
+        if what == "id":
+            return ("session id", s.id) if s.id else None
+        return "rollout path", str(s.rollout_path)
+
+    def action_external_open(self) -> None:
+        s = self._target()
+        if s is None:
+            return
+        try:
+            run_editor(self.app, Path(s.rollout_path))
+        except EditorError as e:
+            self.notify(f"Opening the rollout failed: {e}", severity="error", timeout=8)
+            return
+        self.mark_stale(rescan=True)  # whatever the editor did to it is read again
 
     def action_sort(self, reverse: bool = False) -> None:
         table = self.query_one(SessionTable)
