@@ -236,3 +236,48 @@ def test_memdeck_demo_in_a_real_terminal(tmp_path: Path) -> None:
     django = [s for s in sessions if "Upgrade Django" in (s.get("preview") or "")]
     assert [s["status"] for s in django] == ["extracted"]
     assert not [s for s in sessions if s["status"] == "eligible"]
+
+
+def test_y_reaches_the_terminal_clipboard_and_E_hands_the_terminal_to_an_editor(
+        tmp_path: Path) -> None:
+    """Issue 23, item 9, in a real terminal: `y` sends the session id as OSC 52 (tmux with
+    `set-clipboard on` keeps it as a buffer, as a terminal would on its clipboard), and `E`
+    suspends the app, runs $EDITOR on the terminal and comes back with the change saved."""
+    tmux = _tmux_or_skip()
+    demo = tmp_path / "demo-home"
+    config = tmp_path / "tmux.conf"
+    config.write_text("set -g status off\nset -g remain-on-exit on\n"
+                      "set -s set-clipboard on\nset -g default-terminal screen-256color\n")
+    editor = tmp_path / "editor.sh"
+    # an editor that needs the terminal: it reads a line typed at it, then appends it
+    editor.write_text('#!/bin/sh\nprintf "editing %s, type a line: " "$1"\nread line\n'
+                      'printf -- "- %s\\n" "$line" >> "$1"\n')
+    editor.chmod(0o755)
+    passed = {k: os.environ[k] for k in ("CODEX_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME",
+                                         "XDG_CACHE_HOME") if k in os.environ}
+    memdeck = shlex.join(["env", f"EDITOR={editor}", "VISUAL=",
+                          *(f"{k}={v}" for k, v in passed.items()),
+                          str(_memdeck_script()), "demo", "--dir", str(demo)])
+    command = "sh -c " + shlex.quote(f'{memdeck}; echo "[memdeck exited with status $?]"')
+    term = Terminal(tmux, f"memdeck-e2e-{uuid.uuid4().hex[:12]}", config)
+    try:
+        term.start(command)
+        term.wait("the sessions table", lambda s: "19 sessions" in s and "Open" in footer(s),
+                  START_TIMEOUT)
+        term.keys("y")
+        screen = term.wait("the copy's toast", lambda s: "Copied session id" in s)
+        copied = term.tmux("show-buffer", check=False).stdout
+        assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f-]{27}", copied), (copied, screen)
+        term.keys("3")
+        term.wait("the Memory pane", lambda s: "memory_summary.md" in s and "Edit" in footer(s))
+        term.keys("E")
+        term.wait("the editor on the terminal", lambda s: "type a line:" in s)
+        term.type("typed in my editor")
+        term.keys("Enter")
+        term.wait("the app back, the edit saved", lambda s: "Saved memory_summary.md" in s)
+        summary = demo / "memories" / "memory_summary.md"
+        assert summary.read_text().endswith("- typed in my editor\n")
+        term.keys("q")
+        assert term.exit_status() == 0
+    finally:
+        term.kill()
