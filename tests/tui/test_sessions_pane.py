@@ -253,3 +253,22 @@ async def test_a_click_on_a_column_title_sorts_by_it(demo_engine, make_app) -> N
         await settle(app, pilot)
         ranks = [STATUSES.index(s.status) for s in app.query_one(SessionTable).rows]
         assert ranks == sorted(ranks, reverse=True)
+
+
+async def test_the_detail_line_shows_the_whole_reason_at_80_columns(demo_engine,
+                                                                    make_app) -> None:
+    """Issue 23, item 9: the info bar under the table wraps the reason; it never cuts it."""
+    app = make_app(demo_engine)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        table = app.query_one(SessionTable)
+        longest = max(table.rows, key=lambda s: len(s.reason))
+        assert len(longest.reason) > 150  # more than two lines at 80 columns
+        table.cursor = table.rows.index(longest)
+        await settle(app, pilot)
+        detail = app.query_one("#session-detail")
+        lines = [line.text.rstrip() for line in detail.render_lines(detail.region.reset_offset)]
+        shown = " ".join(" ".join(lines[1:]).split())
+        assert f"{longest.status}: {longest.reason}" in shown, lines
+        assert "…" not in shown
+        assert app.query_one(SessionTable).size.height >= 10  # the table keeps its room

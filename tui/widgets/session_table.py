@@ -50,8 +50,9 @@ def matches(s: Any, text: str, status: str, project: str) -> bool:
 
 
 def detail_line(s: Any) -> Text:
-    """The highlighted session in full: what the table's columns cut short."""
-    t = Text(no_wrap=True, overflow="ellipsis")
+    """The highlighted session in full: what the table's columns cut short. It wraps, so a
+    long reason or path is never cut mid-sentence (issue 23, item 9)."""
+    t = Text(overflow="fold")
     t.append(s.id or "no session id", style="bold")
     t.append(f"  {s.cwd or '?'}", style="dim")
     if s.git_branch:
