@@ -28,7 +28,7 @@ WIDTH, HEIGHT = 120, 36
 START_TIMEOUT = 60.0  # a cold CI machine compiles bytecode and builds the demo home first
 STEP_TIMEOUT = 20.0
 EXITED = re.compile(r"\[memdeck exited with status (\d+)\]")
-TABLE_HEADER = re.compile(r"updated\s+project\s+source\s+status")
+TABLE_HEADER = re.compile(r"updated[▲▼]?\s+project\s+source\s+status")  # ▲▼: the sort
 TABS = ("1 Sessions", "2 Raw memories", "3 Memory", "4 History", "5 Review", "6 Settings")
 
 
