@@ -179,3 +179,31 @@ async def test_ctrl_z_while_typing_in_the_editor_undoes_the_typing(demo_engine,
         await settle(app, pilot)
         assert not isinstance(app.screen, ConfirmScreen)
         assert not app.query_one(MemoryPane).has_unsaved_changes()
+
+
+async def test_E_when_the_editor_writes_bytes_that_are_not_utf8_saves_nothing(
+        demo_engine, make_app, tmp_path, monkeypatch) -> None:
+    script = tmp_path / "latin1.py"
+    script.write_text("import sys; open(sys.argv[1], 'ab').write(b'caf\\xe9 \\xff\\n')\n")
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    app = make_app(demo_engine, initial="memory")
+    path = demo_engine.home.memory_root / "memory_summary.md"
+    before = path.read_bytes()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("E")
+        await settle(app, pilot)
+        assert path.read_bytes() == before
+        error = next(t for t in toasts(app) if "other than UTF-8" in t)
+        assert "\n" not in error
+        kept = Path(error.rsplit(" is in ", 1)[1])
+        assert kept.read_bytes().endswith(b"caf\xe9 \xff\n")  # what the editor wrote is kept
+
+
+async def test_Y_in_memory_copies_the_open_files_path_on_disk(demo_engine, make_app) -> None:
+    app = make_app(demo_engine, initial="memory")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("Y")
+        await settle(app, pilot)
+        assert app.clipboard == str(demo_engine.home.memory_root / "memory_summary.md")

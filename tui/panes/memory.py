@@ -71,6 +71,7 @@ class MemoryPane(MemoryEditing):
     @dataclass
     class FileLoaded(Message):
         file: Any
+        disk_path: str = ""  # where it is on disk (`Y` copies it), "" when not in the root
 
     @dataclass
     class InjectedLoaded(Message):
@@ -85,6 +86,7 @@ class MemoryPane(MemoryEditing):
         super().__init__(**kwargs)
         self.files: list[Any] = []
         self.wanted: str | None = None  # the file shown, or being loaded
+        self._disk_path = ""  # the open file on disk, read in the worker that loaded it
         self.usage: Any | None = None  # engine FileUsage of the file shown (the gutter)
         self._goto: tuple[str, int] | None = None  # open_at: the line to put the cursor on
 
@@ -137,10 +139,7 @@ class MemoryPane(MemoryEditing):
             return None
         if what == "id":
             return "file name", f.path
-        try:
-            return "file path", str(self.engine.memory_file_path(f.path))
-        except MemdeckError:  # an imported file lives outside the memory root
-            return None
+        return ("file path", self._disk_path) if self._disk_path else None
 
     def action_list_move(self, delta: int) -> None:
         if delta > 0:
@@ -219,13 +218,19 @@ class MemoryPane(MemoryEditing):
     @work(thread=True, exclusive=True, group="memory-read", name="opening the memory file",
           exit_on_error=False)
     def read_file(self, path: str) -> None:
-        self.post_message(self.FileLoaded(self.engine.memory_read(path)))
+        file = self.engine.memory_read(path)
+        try:
+            disk_path = str(self.engine.memory_file_path(file.path))
+        except MemdeckError:  # an imported file lives outside the memory root
+            disk_path = ""
+        self.post_message(self.FileLoaded(file, disk_path))
 
     @on(FileLoaded)
     def _file_loaded(self, event: FileLoaded) -> None:
         if event.file.path != self.wanted or self.editor.editing:
             return  # the user moved on, or is editing: never replace their text
         self.editor.show(event.file)
+        self._disk_path = event.disk_path
         if not self.editor.usage:
             self.usage = None
         if self._goto is not None and self._goto[0] == event.file.path:

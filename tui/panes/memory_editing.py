@@ -75,7 +75,12 @@ class MemoryEditing(Pane):
             copy.write_text(f.text, encoding="utf-8")
             code = run_editor(self.app, copy)
             text = copy.read_text(encoding="utf-8")
-        except (EditorError, OSError, UnicodeDecodeError) as e:
+        except UnicodeDecodeError as e:
+            self.notify(f"Your editor saved {f.path} as something other than UTF-8 (byte "
+                        f"{e.start}): nothing saved; what it wrote is in {copy}",
+                        severity="error", timeout=10)
+            return
+        except (EditorError, OSError) as e:
             self.notify(f"Editing {f.path} in your editor failed: {e}", severity="error",
                         timeout=8)
             return
