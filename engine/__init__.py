@@ -20,7 +20,7 @@ from .codex.settings import SettingValue
 from .codex.state_db import read_threads
 from .errors import ConfigError, HomeError, MemdeckError, NotFound, os_error_text
 from .index.extract_log import read_extract_log
-from .index.scan import not_regular_warning
+from .index.rollout_names import not_regular_warning
 from .index.session_index import RefreshStats, SessionIndex
 from .index.sessions import Session, ThreadLabel, build_sessions, find_session
 from .results import Listing, MemoryRows, RolloutProblem, SessionDetail, home_warnings

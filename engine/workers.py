@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import socket
 
 
 def memdeck_worker_id() -> str:
-    return f"memdeck:{socket.gethostname()}:{os.getpid()}"
+    return f"memdeck:{_host()}:{os.getpid()}"
 
 
 def dead_memdeck_worker(worker_id: str | None) -> bool:
@@ -19,7 +18,7 @@ def dead_memdeck_worker(worker_id: str | None) -> bool:
         pid_n = int(pid)
     except ValueError:
         return False
-    if host != socket.gethostname() or pid_n == os.getpid():
+    if host != _host() or pid_n == os.getpid():
         return False
     try:
         os.kill(pid_n, 0)
@@ -28,3 +27,14 @@ def dead_memdeck_worker(worker_id: str | None) -> bool:
     except PermissionError:
         return False
     return False
+
+
+def _host() -> str:
+    """This machine's name, as `socket.gethostname()` says it (on POSIX that is the uname
+    node name, read without importing socket: every command reads the worker ids)."""
+    try:
+        return os.uname().nodename
+    except AttributeError:  # pragma: no cover - not POSIX
+        import socket
+
+        return socket.gethostname()

@@ -60,3 +60,26 @@ def test_nothing_imports_the_folders_by_their_checkout_names() -> None:
                 bad += [f"{f.relative_to(root)}:{node.lineno} {n}" for n in names
                         if n.split(".")[0] in ("engine", "tui", "prompts")]
     assert not bad, bad
+
+
+def test_a_warm_listing_loads_neither_scanner_nor_recovery_nor_metadata(home) -> None:
+    """What a listing with nothing new to read leaves out (each was measured costing every
+    `memdeck sessions` 12-25 ms, issue 23): the scanner and its JSON validator, the secret
+    patterns, the machinery that finishes an interrupted change, the package metadata
+    `--version` reads. A rollout appended since makes the scanner load, as it must."""
+    home.add("cli-preferences.jsonl")
+    argv = ['sessions', '--json', '--home', str(home.root)]
+    code = ("import contextlib, io\nfrom memdeck.tui.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main({argv!r}) == 0")
+    _modules_after(code)  # builds the index
+    warm = _modules_after(code)
+    left_out = {"memdeck.engine.index.scan", "memdeck.engine.redact", "simdjson",
+                "memdeck.engine.memory_folder.switch", "memdeck.engine.memory_folder.accept",
+                "memdeck.engine.phase2.proposals", "importlib.metadata", "socket"}
+    assert not warm & left_out, warm & left_out
+    [rollout] = (home.root / "sessions").rglob("*.jsonl")
+    with rollout.open("a") as f:
+        f.write('{"timestamp":"2026-12-01T11:00:00.000Z","type":"event_msg",'
+                '"payload":{"type":"agent_message","message":"done"}}\n')
+    assert "memdeck.engine.index.scan" in _modules_after(code)

@@ -59,11 +59,20 @@ def version_line() -> str:
     return f"memdeck {mine} (tested with Codex {TESTED_CODEX})"
 
 
+class _Version(argparse.Action):
+    """`--version`, its line made only when asked (reading the installed package's metadata
+    cost every command 15 ms)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        sys.stdout.write(version_line() + "\n")
+        parser.exit(EXIT_OK)
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _common(top=False)
     parser = _Parser(prog="memdeck", parents=[_common(top=True)],
                      description="See and control Codex's long-term memory.")
-    parser.add_argument("--version", action="version", version=version_line(),
+    parser.add_argument("--version", action=_Version, nargs=0,
                         help="print memdeck's version and the Codex release it is tested with")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 

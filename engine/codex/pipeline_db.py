@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MemdeckError
-from ..redact import redact
 from ..store import connect, describe_sqlite_error
 from ..workers import dead_memdeck_worker as _dead_memdeck_worker
 from ..workers import memdeck_worker_id
@@ -237,6 +236,8 @@ class PipelineDB:
 
     def stage1_failed(self, claim: Claim, now: int, error: str) -> bool:
         """The job failed; `error` (often the endpoint's own words) is stored redacted."""
+        from ..redact import redact  # here: every command opens the home through this module
+
         error = redact(error[:20000])[:2000]
         with self.tx() as c:
             return c.execute(

@@ -12,11 +12,9 @@ offset where the previous scan stopped, with the line numbering and findings car
 from __future__ import annotations
 
 import os
-import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..codex import jsonfast
@@ -38,7 +36,6 @@ from ..codex.line_problems import (
 from ..codex.linestream import (
     HEAD_BYTES,
     MAX_LINE,
-    NOT_REGULAR,
     StreamState,
     is_compressed,
     iter_batches,
@@ -47,12 +44,13 @@ from ..codex.linestream import (
     read_head,
 )
 from ..redact import redact
+from .rollout_names import not_regular_warning, thread_id_from_name
+
+__all__ = ["ScanState", "not_regular_warning", "scan_file", "thread_id_from_name"]
 
 MAX_PROBLEMS = 50  # details kept per file; the count is always exact
 PREVIEW_CHARS = 400
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 CITATION_TAG = b"<oai-mem-citation"  # docs/codex-format.md "Citations"
-_NAME_ID = re.compile(rf"rollout-.*?({_UUID})(?:_{_UUID})?\.jsonl(?:\.zst)?$")
 
 
 @dataclass
@@ -107,27 +105,6 @@ class ScanState:
         self.bad_lines += 1
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append([line_no, kind, message])
-
-
-def not_regular_warning(rows: Iterable[tuple[str, str | None]]) -> str | None:
-    """One line for a listing's warnings, from (path, file problem) of every indexed rollout:
-    the files skipped for not being regular files (a FIFO, a socket, a device), counted, the
-    first one named; None when there is none."""
-    skipped = [(rel, problem) for rel, problem in rows
-               if problem is not None and problem.startswith(NOT_REGULAR)]
-    if not skipped:
-        return None
-    rel, problem = skipped[0]
-    kind = problem[len(NOT_REGULAR):].split(":", 1)[0].strip()  # "(a FIFO)"
-    n = len(skipped)
-    files = "1 file that is" if n == 1 else f"{n} files that are"
-    more = f" and {n - 1} more" if n > 1 else ""
-    return f"skipped {files} not a regular file: {rel} {kind}{more}"
-
-
-def thread_id_from_name(path: str | Path) -> str | None:
-    m = _NAME_ID.search(Path(path).name)
-    return m.group(1).lower() if m else None
 
 
 def _clip(text: str) -> str:

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..clock import Clock, SystemClock
 from ..codex.home import CodexHome
-from ..codex.line_problems import LEGACY_FORMAT
-from ..redact import redact
 from ..store import Store
-from .scan import ScanState, scan_file, thread_id_from_name
+from .rollout_names import thread_id_from_name
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the scanner is imported where a file is scanned: a warm listing scans none
     from concurrent.futures import Future, ProcessPoolExecutor
     from multiprocessing.context import BaseContext
+
+    from .scan import ScanState
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,10 @@ SCAN_VERSION = "5"
 REDACTED_SINCE = 5  # rows of an older scanner may hold a secret in their preview
 
 
-@dataclass(frozen=True, slots=True)
-class RolloutFile:
+class RolloutFile(NamedTuple):
+    """One rollout found on disk (a NamedTuple: a refresh makes 10,000, and a frozen dataclass
+    costs it 15 ms more)."""
+
     rel: str  # relative to the home
     path: str
     archived: bool
@@ -62,6 +64,7 @@ StoredRow = tuple[
     str | None, int | None, str, int,  # memory_mode, memory_mode_line, preview, bad_lines
     str | None, str | None, str | None,  # file_problem, format, model
     float, str | None, int,  # indexed_at, git_branch, cites
+    str | None, str | None,  # originator, cli_version
 ]
 # One row of `_LISTED`, as sqlite returns it (its types are the table's).
 ListedRow = tuple[Any, ...]
@@ -69,13 +72,13 @@ ListedRow = tuple[Any, ...]
 _INSERT = (
     "INSERT OR REPLACE INTO sessions (path, archived, size, mtime_ns, scan, "
     "thread_id, started_at, cwd, source, memory_mode, memory_mode_line, "
-    "preview, bad_lines, file_problem, format, model, indexed_at, git_branch, cites) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "preview, bad_lines, file_problem, format, model, indexed_at, git_branch, cites, "
+    "originator, cli_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _LISTED = (
     "SELECT path, archived, size, mtime_ns, thread_id, started_at, cwd, source, "
     "memory_mode, memory_mode_line, preview, bad_lines, file_problem, format, "
-    "model, git_branch, json_extract(scan, '$.originator') FROM sessions"
+    "model, git_branch, originator FROM sessions"
 )
 
 
@@ -162,6 +165,8 @@ def discover(home: CodexHome) -> list[RolloutFile]:
 def _scan_batch(items: list[ScanItem], now: float) -> list[StoredRow]:
     """Scan files and return finished index rows (runs in pool workers); `now` is the
     engine clock's time the scan started, recorded as each row's `indexed_at`."""
+    from .scan import ScanState, scan_file
+
     out = []
     for f, prior_json in items:
         prior = ScanState.from_dict(json.loads(prior_json)) if prior_json else None
@@ -330,7 +335,7 @@ class SessionIndex:
         if not self.store.path.exists():
             return []
         rows = self.store.conn().execute(
-            "SELECT DISTINCT json_extract(scan, '$.cli_version') FROM sessions").fetchall()
+            "SELECT DISTINCT cli_version FROM sessions").fetchall()
         return [r[0] for r in rows if isinstance(r[0], str) and r[0]]
 
     def sessions(self, refresh: bool = False) -> list[IndexedSession]:
@@ -368,7 +373,7 @@ class SessionIndex:
             IndexedSession(
                 r[0], root + r[0], bool(r[1]), r[2], r[3] // 1_000_000_000,
                 r[4] or thread_id_from_name(r[0]), r[5], r[6], r[7], r[8], r[9],
-                (r[10] or "") if clean else redact(r[10] or ""),
+                (r[10] or "") if clean else _redact(r[10] or ""),
                 r[11] or 0, r[12], r[13], r[14], r[15], r[16],
             )
             for r in rows
@@ -395,9 +400,19 @@ class SessionIndex:
         return [s for s in self._indexed(rows) if s.thread_id == thread_id]
 
     def scan_state(self, rel: str) -> ScanState | None:
+        from .scan import ScanState
+
         row = self.store.conn().execute("SELECT scan FROM sessions WHERE path = ?",
                                         (rel,)).fetchone()
         return ScanState.from_dict(json.loads(row[0])) if row and row[0] else None
+
+
+def _redact(text: str) -> str:
+    """A preview an older scanner stored as the user wrote it (redaction is imported only
+    then: a current index holds them redacted)."""
+    from ..redact import redact
+
+    return redact(text)
 
 
 def _dumps(d: dict[str, Any]) -> str:
@@ -410,16 +425,16 @@ def _dumps(d: dict[str, Any]) -> str:
 
 def _row(f: RolloutFile, st: ScanState, now: float) -> StoredRow:
     """The sessions-table row for one scan."""
+    from ..codex.line_problems import LEGACY_FORMAT
+
     problem = st.file_problem
     if problem is None and st.format == "legacy":
         problem = LEGACY_FORMAT
-    scan = st.to_dict()
-    for key in ("preview_event", "preview_item"):  # the user's first words: a pasted key
-        if scan.get(key):
-            scan[key] = redact(scan[key])
+    # the previews (the user's first words: a pasted key) are redacted by the scanner before
+    # they are cut (scan.py `_clip`); redacting them again here cost a cold index 0.4 s
     return (
-        f.rel, int(f.archived), f.size, f.mtime_ns, _dumps(scan),
+        f.rel, int(f.archived), f.size, f.mtime_ns, _dumps(st.to_dict()),
         st.thread_id, st.started_at, st.cwd, st.source, st.memory_mode, st.memory_mode_line,
-        redact(st.preview), st.bad_lines, problem, st.format, st.model, now, st.git_branch,
-        int(st.cites_memory),
+        st.preview, st.bad_lines, problem, st.format, st.model, now, st.git_branch,
+        int(st.cites_memory), st.originator, st.cli_version,
     )

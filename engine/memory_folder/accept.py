@@ -21,13 +21,13 @@ import sqlite3
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..codex.home import CodexHome
 from ..codex.memory_layout import threads_in_root
 from ..errors import HomeError, MemdeckError
 from ..phase2.hunks import apply_hunks, proposal_hunks
 from ..phase2.proposals import Proposal, get, root_state
 from ..phase2.workspace import DIFF_FILE, validate_artifacts
 from .baseline import reset_codex_baseline
+from .leftover_paths import legacy_paths
 from .swap import recover as recover_swap
 from .switch import Switch
 from .writer import Change, Lease, MemoryFolderWriter
@@ -35,13 +35,6 @@ from .writer import Change, Lease, MemoryFolderWriter
 
 class AcceptRefused(MemdeckError):
     pass
-
-
-def _legacy_paths(home: CodexHome) -> tuple[Path, Path, Path, Path]:
-    """An older memdeck's accept: its build folder beside the root and its journals."""
-    root = home.memory_root
-    return (root, root.with_name(f".{root.name}.memdeck-new"),
-            home.memdeck_dir / "accept.journal", home.memdeck_dir / "swap.journal")
 
 
 def _inside_root(rel: object) -> bool:
@@ -202,7 +195,7 @@ def finish_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> 
 def recover_legacy(change: Change) -> str | None:
     """Finish or undo an accept an older memdeck (before switch.py) was interrupted in."""
     writer = change.writer
-    root, new, journal, swap_journal = _legacy_paths(writer.home)
+    root, new, journal, swap_journal = legacy_paths(writer.home)
     if not (journal.exists() or new.exists() or swap_journal.exists()):
         return None
     recover_swap(swap_journal, root, new)

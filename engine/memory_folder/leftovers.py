@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..clock import kernel_now
 from ..errors import HomeError
+from .leftover_paths import change_left
 from .writer import MemoryFolderWriter
 
 GIT_LOCKS = ("index.lock", "HEAD.lock", "config.lock", "packed-refs.lock")
@@ -29,17 +30,18 @@ YOUNG_LOCK_SECONDS = 1.0  # a lock this new may belong to a git that is just sta
 
 
 def recover(writer: MemoryFolderWriter) -> str | None:
-    from .accept import recover_legacy
-    from .switch import recover as recover_switch
-
     done: list[str] = []
     with writer.change(recover=False) as change:
         for gitdir in _history_dirs(writer):
             done += _clear_git_locks(gitdir)
-        for step in (recover_switch, recover_legacy):
-            what = step(change)
-            if what:
-                done.append(what)
+        if change_left(writer.home):  # what finishes a change is imported only when needed
+            from .accept import recover_legacy
+            from .switch import recover as recover_switch
+
+            for step in (recover_switch, recover_legacy):
+                what = step(change)
+                if what:
+                    done.append(what)
         done += _clear_backup_temps(writer.home.backups_dir)
     return "; ".join(done) or None
 

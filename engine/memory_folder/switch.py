@@ -41,13 +41,11 @@ from ..errors import HomeError, MemdeckError
 from ..phase2.proposals import root_state
 from .in_place import is_mount, recover_in_place, swap_in_place
 from .journal import Journal, JournalError, NewerJournal, RootChange
+from .leftover_paths import JOURNAL, STAGING
 from .open_writers import wait_for_writers
 from .swap import exchange
 from .swap import recover as recover_swap
 from .writer import Change, Lease
-
-JOURNAL = "change.journal"
-STAGING = "staging"
 
 
 class ChangedMeanwhile(MemdeckError):
