@@ -128,7 +128,10 @@ def _memdeck_app(emit, args):  # noqa: ANN001, ANN202
         _painted = False
 
         def on_mount(self) -> None:  # Textual calls MemdeckApp.on_mount as well, first
-            self.call_after_refresh(emit, "first_frame")  # every pane composed, not loaded
+            # every pane composed, not loaded; the rows already on screen (the last listing's
+            # head, when memdeck kept one: engine/index/listing_head.py)
+            self.call_after_refresh(
+                lambda: emit("first_frame", shown=len(self.query_one(SessionTable).rows)))
 
         @on(SessionsPane.Loaded)
         def _bench_loaded(self, event: SessionsPane.Loaded) -> None:
@@ -139,7 +142,7 @@ def _memdeck_app(emit, args):  # noqa: ANN001, ANN202
             extracted = sum(getattr(s, "status", "") == "extracted"
                             for s in self.query_one(SessionsPane).sessions)
             emit("painted" if final else "first_rows", sessions=sessions, shown=shown,
-                 extracted=extracted, **_state())
+                 extracted=extracted, head=self.listing_head is not None, **_state())
             if final and not self._painted:
                 self._painted = True
                 if args.quit_after_paint:
@@ -216,7 +219,8 @@ def _memdeck_app(emit, args):  # noqa: ANN001, ANN202
             self.call_after_refresh(lambda: emit("cursor", cursor=table.cursor,
                                                  rows=len(table.rows)))
 
-    return TimedApp(Engine.open(args.home), watch=not args.no_watch)
+    engine = Engine.open(args.home)  # as tui/app.py `run_app` starts it
+    return TimedApp(engine, watch=not args.no_watch, listing_head=engine.listing_head())
 
 
 # ======================================================================================
@@ -334,7 +338,11 @@ def paint_once(kind: str, home: Path, env: dict[str, str], *extra: str) -> dict:
         c.key(b"q")
     _, exited = c.finish(timeout=30.0 if ok else 5.0)
     marks = {e["ev"]: e["t"] - c.t_spawn for e in c.log}
+    # the first frame with session rows in it: the head of the last listing, or the listing
+    with_rows = [e["t"] - c.t_spawn for e in c.log if e["ev"] in ("first_rows", "painted")
+                 or (e["ev"] == "first_frame" and e.get("shown"))]
     return {"paint": marks["painted"] if ok else None, "marks": marks,
+            "rows_at": min(with_rows) if ok and with_rows else None,
             "painted": painted if ok else {}, "failed": failed, "exited": exited or {}}
 
 

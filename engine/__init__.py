@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
         rfc3339_utc,
         time_of_day,
     )
+    from .index.listing_head import ListingHead
     from .index.sessions import short_id_length
     from .index.status import STATUSES
     from .memory_folder.accept import AcceptRefused
@@ -117,6 +118,7 @@ _LAZY: dict[str, str] = {
     "CitationReport": ".read_path.citation_usage", "ExtractReport": ".phase1.runner",
     "ExtractResult": ".phase1.runner", "ForgetResult": ".phase1.forget",
     "HistoryEntry": ".memory_folder.history", "Hunk": ".phase2.hunks",
+    "ListingHead": ".index.listing_head",
     "ImportScope": ".codex.external_import",
     "InjectedSummary": ".read_path.agent_view", "KeySpec": ".codex.settings",
     "LineUsage": ".read_path.citation_usage", "MemoryConflict": ".memory_folder.edits",
@@ -220,10 +222,13 @@ class Engine:
     def refresh(self) -> RefreshStats:
         return self.index.refresh()
 
-    def listing(self, refresh: bool = True) -> Listing:
+    def listing(self, refresh: bool = True,
+                on_progress: Callable[[int, int], None] | None = None) -> Listing:
         """The sessions, newest first (the index caught up with the disk first unless
-        `refresh` is false), and what is worth a warning about the home."""
-        rows = self.index.sessions(refresh=refresh)
+        `refresh` is false), and what is worth a warning about the home. `on_progress(done,
+        total)` is called, in this thread, as the rollouts being indexed are stored: a
+        `listing(refresh=False)` made then holds the ones indexed so far."""
+        rows = self.index.sessions(refresh=refresh, on_batch=on_progress)
         pipeline = read_snapshot(self.home.pipeline_db)
         state = read_threads(self.home.state_db)
         warnings = home_warnings(self.home, self.index, pipeline, state)
@@ -236,6 +241,25 @@ class Engine:
         log = read_extract_log(self.store.conn(), self.home.memory_version)
         return Listing(build_sessions(rows, self.home.config, pipeline, state,
                                       self.clock.now(), log), warnings)
+
+    def listing_head(self) -> ListingHead | None:
+        """The head of the last listing the app kept (index/listing_head.py), to paint at
+        once while the listing of now is made; None when there is none to trust. Reads one
+        small file: cheap enough for the moment before the app's first frame."""
+        from .index.listing_head import read_head
+
+        return read_head(self.home.memdeck_dir)
+
+    def keep_listing_head(self, listing: Listing) -> None:
+        """Keep `listing`'s head for the next start (not for a home memdeck cannot write)."""
+        from .index.listing_head import save_head
+
+        if self.read_only_reason or self.home.read_only():
+            return
+        try:
+            save_head(self.home.memdeck_dir, listing.sessions, self.clock.now())
+        except OSError:  # a cache: the next start waits for its listing instead
+            pass
 
     def sessions(self, refresh: bool = True) -> list[Session]:
         """`listing(refresh).sessions`, for callers that show no warnings."""

@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Header, Static, TabbedContent, TabPane
 
-from memdeck.engine import Engine
+from memdeck.engine import Engine, ListingHead
 
 from . import app_everywhere, collector
 from .app_commands import help_rows, palette_commands
@@ -84,9 +84,11 @@ class MemdeckApp(app_everywhere.EverywhereActions, App[None]):
 
     def __init__(self, engine: Engine, *, watch: bool = False, blink: bool = True,
                  initial: str = "sessions", home_label: str | None = None,
-                 notices: tuple[str, ...] = ()) -> None:
+                 notices: tuple[str, ...] = (), listing_head: ListingHead | None = None) -> None:
         super().__init__()
         self.engine = engine
+        # the last listing's first rows, painted in the first frame (SessionsPane)
+        self.listing_head = listing_head
         self.notices = notices  # said once the app is up (what opening the home recovered)
         # a trace left for one of its steps (widgets/line_trace.py): esc there comes back
         self.trail: tuple[str, int, str, int] | None = None
@@ -490,5 +492,6 @@ def run_app(home: str | None) -> int:
     recovered: list[str] = []
     Engine.announce = recovered.append  # shown in the app, not on a screen it covers
     engine = Engine.open(home)
-    MemdeckApp(engine, watch=True, notices=tuple(f"recovered: {d}" for d in recovered)).run()
+    MemdeckApp(engine, watch=True, notices=tuple(f"recovered: {d}" for d in recovered),
+               listing_head=engine.listing_head()).run()
     return 0

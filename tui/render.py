@@ -9,11 +9,10 @@ from typing import Any
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.panel import Panel
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from memdeck.engine import BASE_INSTRUCTIONS, ago, short_id_length
+from memdeck.engine import ago, short_id_length
 
 STATUS_STYLE = {
     "extracted": "bold green",
@@ -107,6 +106,8 @@ def heading(entry: Any) -> tuple[str, str, str]:
 def one_line(entry: Any) -> str | None:
     """The line that stands for an entry shown collapsed to one line, else None: the base
     instructions, an image, a compaction (docs/codex-format.md "Transcript markers")."""
+    from memdeck.engine import BASE_INSTRUCTIONS  # the transcript reader: not at start-up
+
     if entry.kind == "developer" and entry.title == BASE_INSTRUCTIONS:
         n = len(entry.text.splitlines())
         return f"{BASE_INSTRUCTIONS} ({n} line{'s' if n != 1 else ''})"
@@ -146,6 +147,8 @@ def _body(entry: Any, max_lines: int) -> Any:
     if len(lines) > max_lines:
         text = "\n".join(lines[:max_lines]) + f"\n… {len(lines) - max_lines} more lines"
     if entry.kind == "tool_call":
+        from rich.syntax import Syntax  # pygments: loaded once a transcript is shown
+
         return Syntax(text, tool_call_code(entry)[1], theme="ansi_dark", word_wrap=True)
     return Text(text, style="dim" if entry.dim else "")
 

@@ -15,7 +15,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -66,6 +66,8 @@ StoredRow = tuple[
     float, str | None, int,  # indexed_at, git_branch, cites
     str | None, str | None,  # originator, cli_version
 ]
+# `on_batch(done, total)`: files scanned and stored so far, of those this refresh scans.
+Progress = Callable[[int, int], None]
 # One row of `_LISTED`, as sqlite returns it (its types are the table's).
 ListedRow = tuple[Any, ...]
 
@@ -232,15 +234,18 @@ class SessionIndex:
         self.workers = workers if workers is not None else min(4, os.cpu_count() or 1)
 
     # -- refresh ----------------------------------------------------------------------
-    def refresh(self, rows: list[ListedRow] | None = None) -> RefreshStats:
-        """Bring the index up to date; `rows` (from `_rows()`) saves reading it again."""
+    def refresh(self, rows: list[ListedRow] | None = None,
+                on_batch: Progress | None = None) -> RefreshStats:
+        """Bring the index up to date; `rows` (from `_rows()`) saves reading it again.
+        `on_batch(done, total)`: called in this thread after each batch of scanned files is
+        stored (not yet committed: what this thread reads of the index then includes it)."""
         t0 = time.perf_counter()
         files = discover(self.home)
         if rows is None and not self.store.path.exists():
             # first run: every file is new, so the scans start before the store exists and
             # its creation (migrations) runs here while the workers read
             return self._write(len(files), files, [], [], self._run_scans(files, {}), {}, t0,
-                               new_version=True)
+                               new_version=True, on_batch=on_batch)
         if rows is None:
             rows = self._rows()
         known = {r[0]: (r[2], r[3], r[1]) for r in rows}
@@ -262,12 +267,12 @@ class SessionIndex:
         priors: dict[str, str | None] = dict(self._scan_json([f.rel for f in append]))
         scans = self._run_scans([*full, *append], priors)
         return self._write(len(files), full, append, removed, scans, priors, t0,
-                           new_version=outdated or (not known and bool(files)))
+                           new_version=outdated or (not known and bool(files)), on_batch=on_batch)
 
     def _write(self, n_files: int, full: list[RolloutFile], append: list[RolloutFile],
                removed: list[str], scans: Iterator[list[StoredRow]],
-               priors: dict[str, str | None], t0: float,
-               new_version: bool = False) -> RefreshStats:
+               priors: dict[str, str | None], t0: float, new_version: bool = False,
+               on_batch: Progress | None = None) -> RefreshStats:
         """Store scan results batch by batch as they arrive, in one transaction."""
         with self.store.transaction() as c:
             if new_version:  # every row below is this scanner's
@@ -279,8 +284,12 @@ class SessionIndex:
                 # and the citation events parsed from them (read_path/citation_store.py)
                 c.executemany("DELETE FROM citation_events WHERE path = ?", gone)
                 c.executemany("DELETE FROM citation_sources WHERE path = ?", gone)
+            done, total = 0, len(full) + len(append)
             for batch in scans:
                 c.executemany(_INSERT, batch)
+                done += len(batch)
+                if on_batch is not None:
+                    on_batch(done, total)
         bytes_read = sum(f.size for f in full) + sum(
             f.size - json.loads(priors.get(f.rel) or "{}").get("offset", 0) for f in append)
         return RefreshStats(n_files, len(full), len(append), len(removed), bytes_read,
@@ -338,12 +347,13 @@ class SessionIndex:
             "SELECT DISTINCT cli_version FROM sessions").fetchall()
         return [r[0] for r in rows if isinstance(r[0], str) and r[0]]
 
-    def sessions(self, refresh: bool = False) -> list[IndexedSession]:
+    def sessions(self, refresh: bool = False,
+                 on_batch: Progress | None = None) -> list[IndexedSession]:
         """Every indexed session; with `refresh`, brought up to date first (one table read
-        when nothing changed)."""
+        when nothing changed; `on_batch` as for `refresh`)."""
         rows = self._rows() if self.store.path.exists() else None
         if refresh:
-            stats = self.refresh(rows)
+            stats = self.refresh(rows, on_batch)
             self.last_refresh = stats
             if rows is None or stats.scanned_full or stats.scanned_append or stats.removed:
                 rows = self._rows()

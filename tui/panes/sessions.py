@@ -15,6 +15,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import ContentSwitcher, Input, Label, Select, Static
+from textual.worker import Worker, WorkerState
+
+from memdeck.engine import ago
 
 from ..external_editor import EditorError, run_editor
 from ..messages import MemoryChanged, SessionsChanged
@@ -25,7 +28,11 @@ from ..widgets.transcript import TranscriptView
 from .base import Pane
 
 ALL = "*"
+FILTER_SELECTS = (("status-filter", "any status"), ("project-filter", "any project"))
+SELECT_WIDTH = 24  # app.tcss: #status-filter, #project-filter, .filter-slot
 AGE_TICK_S = 10.0
+AFTER_FIRST_FRAME_S = 0.02
+PROGRESS_EVERY_S = 0.5  # a cold start: the rows indexed so far, this often
 
 
 class SessionsPane(Pane):
@@ -62,6 +69,7 @@ class SessionsPane(Pane):
         sessions: list[Any]
         warnings: list[str]
         final: bool
+        indexing: tuple[int, int] | None = None  # a cold index: rollouts stored so far, of
 
     @dataclass
     class DetailLoaded(Message):
@@ -79,13 +87,21 @@ class SessionsPane(Pane):
         self._loading = False
         self._again = False
         self._rescan = True  # the next load reads the disk (else: statuses recomputed)
+        # until the first listing of this run lands: the head of the last one, on screen
+        # (stale-while-revalidate, engine/index/listing_head.py), and whether the rows shown
+        # are not yet the listing of now
+        self._head: Any | None = None
+        self._updating = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="sessions-filters"):
             yield Input(placeholder="/ filter: words in preview, project, id, reason",
                         id="session-filter", compact=True)
-            yield Select([], prompt="any status", id="status-filter", compact=True)
-            yield Select([], prompt="any project", id="project-filter", compact=True)
+            # the selects are mounted after the first frame (`_mount_selects`): two Selects
+            # cost the first paint 40 ms, and they have no options before a listing anyway
+            for sel_id, prompt in FILTER_SELECTS:
+                yield Label(f"{prompt:<{SELECT_WIDTH - 2}}▼", id=f"{sel_id}-slot",
+                            classes="filter-slot")
             yield Label("", id="session-count")
         with ContentSwitcher(initial="sessions-list", id="sessions-switcher"):
             with Vertical(id="sessions-list"):
@@ -95,8 +111,18 @@ class SessionsPane(Pane):
             yield TranscriptView(id="sessions-transcript")
 
     def on_mount(self) -> None:
-        self.query_one(SessionTable).loading = True
-        self.activate()  # start reading at once: the listing is what the user waits for
+        # what the first frame does without, a moment after it (its writer thread needs the
+        # GIL to put it on the terminal): the selects, and with a head the listing of now
+        self.call_after_refresh(self.set_timer, AFTER_FIRST_FRAME_S, self._after_first_frame)
+        head = getattr(self.app, "listing_head", None)
+        if head is not None and head.sessions:  # the last listing's rows, in this frame
+            self._head = head
+            self._hold_listing = True
+            self.sessions = list(head.sessions)
+            self.apply_filter()
+        else:
+            self.query_one(SessionTable).loading = True
+            self.activate()  # start reading at once: the listing is what the user waits for
         self.set_interval(AGE_TICK_S, self._tick)
 
     def mark_stale(self, rescan: bool = True) -> None:
@@ -137,7 +163,21 @@ class SessionsPane(Pane):
     # -- loading --------------------------------------------------------------------------
     _ticks = 0
 
+    _hold_listing = False  # the head is being painted: the listing starts after it
+
+    async def _after_first_frame(self) -> None:
+        if self._hold_listing:
+            self._hold_listing = False
+            if self._again_after_paint:
+                self.reload()
+        await self._mount_selects()
+
+    _again_after_paint = False
+
     def reload(self) -> None:
+        if self._hold_listing:
+            self._again_after_paint = True
+            return
         with self._load_lock:
             if self._loading:
                 self._again = True
@@ -172,9 +212,29 @@ class SessionsPane(Pane):
                 if not (stats.scanned_full or stats.scanned_append or stats.removed):
                     # the disk holds nothing new: the listing shown is the full one
                     self.post_message(self.Loaded(quick.sessions, list(quick.warnings), True))
+                    self.engine.keep_listing_head(quick)
                     return
-        listing = self.engine.listing(refresh=rescan)
+        listing = self.engine.listing(refresh=rescan, on_progress=self._progress(first))
         self.post_message(self.Loaded(listing.sessions, list(listing.warnings), True))
+        if rescan:  # the disk as it is now: what the next start paints at once
+            self.engine.keep_listing_head(listing)
+
+    def _progress(self, first: bool) -> Any:
+        """While a first listing indexes the home (no index yet, or every rollout new): the
+        rows indexed so far, now and then, so that a cold start shows rows as they come."""
+        if not first:
+            return None
+        import time
+
+        shown = [time.monotonic()]
+
+        def progress(done: int, total: int) -> None:
+            if done < total and time.monotonic() - shown[0] >= PROGRESS_EVERY_S:
+                partial = self.engine.listing(refresh=False)  # this thread: what is stored
+                self.post_message(self.Loaded(partial.sessions, [], False, (done, total)))
+                shown[0] = time.monotonic()
+
+        return progress
 
     @on(Loaded)
     def _loaded(self, event: Loaded) -> None:
@@ -182,6 +242,9 @@ class SessionsPane(Pane):
         table.loading = False
         confirmed = event.sessions is self.sessions  # the quick listing was the full one
         self.sessions = event.sessions
+        self._head = None  # the rows of this run from now on
+        self._updating = not event.final
+        self._indexing = event.indexing
         if event.final:  # the quick listing is on screen for a moment only
             self._fill_selects()
         if not confirmed:
@@ -200,17 +263,48 @@ class SessionsPane(Pane):
             key, self._pending_open = self._pending_open, None
             self.open_session(key, *self._open_at)
 
-    def _fill_selects(self) -> None:
+    async def _mount_selects(self) -> None:
+        """The status and project filters, in place of their slots (with the options of the
+        listing when one arrived meanwhile)."""
+        from textual.css.query import NoMatches
+
+        try:
+            row = self.query_one("#sessions-filters")
+            for sel_id, prompt in FILTER_SELECTS:
+                slot = self.query_one(f"#{sel_id}-slot")
+                await row.mount(Select([], prompt=prompt, id=sel_id, compact=True),
+                                before=slot)
+                await slot.remove()
+        except NoMatches:  # the app is closing
+            return
+        self._selects_ready = True
+        if self._listed:  # a listing arrived while they were mounted
+            self._fill_selects()
+
+    _listed = False  # a full listing arrived: the selects offer what it holds
+    _selects_ready = False
+
+    def _filter_options(self) -> dict[str, list[tuple[str, str]]]:
+        """Each filter's options: every status and project of the listing, with its count."""
         status = Counter(s.status for s in self.sessions)
         projects = Counter(s.project for s in self.sessions)
-        for sel_id, counts in (("#status-filter", status), ("#project-filter", projects)):
-            sel: Select[str] = self.query_one(sel_id, Select)
+        return {sel_id: [(f"{k} ({n})", k) for k, n in sorted(counts.items())]
+                for sel_id, counts in (("status-filter", status), ("project-filter", projects))}
+
+    def _fill_selects(self) -> None:
+        self._listed = True
+        if not self._selects_ready:  # `_mount_selects` fills them once they are there
+            return
+        for sel_id, options in self._filter_options().items():
+            sel: Select[str] = self.query_one(f"#{sel_id}", Select)
             value = sel.value
-            sel.set_options([(f"{k} ({n})", k) for k, n in sorted(counts.items())])
-            if value in counts:
+            sel.set_options(options)
+            if value in {v for _, v in options}:
                 sel.value = value
 
     def _value(self, sel_id: str) -> str:
+        if not self._selects_ready:
+            return ALL
         v = self.query_one(sel_id, Select).value
         return v if isinstance(v, str) else ALL
 
@@ -226,9 +320,44 @@ class SessionsPane(Pane):
             self.query_one("#session-detail", Static).update(
                 "No session matches these filters." if self.sessions else
                 f"No sessions in {self.engine.root} yet: Codex writes them to sessions/.")
-        count = f"{len(rows)} of {len(self.sessions)}" if len(rows) != len(self.sessions) \
-            else f"{len(rows)} sessions"
-        self.query_one("#session-count", Label).update(count)
+        self.query_one("#session-count", Label).update(self._count_line(len(rows)))
+
+    def _count_line(self, shown: int) -> str:
+        """`12 sessions`, `3 of 12`; and while the rows are not the listing of now, what they
+        are: the last listing's head (`19 sessions · 5 min ago…`, its age), or the index as
+        it was (`…, updating…`). Short: at 80 columns the filter field keeps its room."""
+        head = self._head
+        total = head.total if head is not None else len(self.sessions)
+        count = f"{shown} of {total}" if shown != total else f"{shown} sessions"
+        if head is not None:
+            count += f" · {ago(head.listed_at, self.engine.clock.now())}"
+            return count if self._failed else count + "…"
+        if self._indexing is not None and self._updating and not self._failed:
+            done, of = self._indexing
+            return f"{count}, indexing {done} of {of}…"
+        return f"{count}, updating…" if self._updating and not self._failed else count
+
+    _indexing: tuple[int, int] | None = None
+
+    _failed = False  # the last listing failed: the rows shown are not up to date
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A listing that failed leaves the rows on screen, said not to be up to date for as
+        long as that holds, under the header (the error itself is told once by the app, and
+        kept in the message log)."""
+        if event.worker.group == "sessions-load":
+            if event.state is WorkerState.ERROR:
+                self._failed = True
+                self.query_one(SessionTable).loading = False
+                self.apply_filter()
+                when = (f"the listing of {ago(self._head.listed_at, self.engine.clock.now())}"
+                        if self._head is not None else "what the index last said")
+                for banner in self.app.query(HomeBanner):
+                    banner.show((*banner.warnings, f"the sessions shown are {when}: listing "
+                                 "them again failed (@ shows why; R tries again)"))
+            elif event.state is WorkerState.SUCCESS:
+                self._failed = False
+        super().on_worker_state_changed(event)
 
     @on(Input.Changed, "#session-filter")
     @on(Select.Changed)

@@ -1,5 +1,6 @@
 """A list drawn with the Line API (only the lines on screen are rendered) and a cursor: the
-base of the sessions table and the history's commit list; and a DataTable that moves like it.
+base of the sessions table and the history's commit list (a DataTable that moves like it:
+moving_table.py).
 
 Subclasses set `items` through `show_items`, draw one line in `render_item`, and define the
 nested messages `Highlighted(item)` and `Opened(item)` the cursor posts."""
@@ -15,7 +16,6 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import DataTable
 
 MOVES = [
     Binding("up,k", "move(-1)", "Up", show=False),
@@ -117,15 +117,3 @@ class CursorList(ScrollView, can_focus=True):
             if index == self.cursor and event.chain >= 2:
                 self.action_open()
             self.cursor = index
-
-
-class MovingDataTable(DataTable[Any]):
-    """A DataTable whose cursor also moves with `j`/`k`/`g`/`G`, as in every memdeck list
-    (`?` says "everywhere")."""
-
-    BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("g", "scroll_top", "First", show=False),
-        Binding("G", "scroll_bottom", "Last", show=False),
-    ]

@@ -6,8 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -29,22 +27,28 @@ AHEAD = 2
 THEME = "ansi_dark"
 
 
-def _tool_body(entry: Any) -> RenderableType:
-    code, lexer = tool_call_code(entry)
+def _syntax(code: str, lexer: str) -> RenderableType:
+    """Highlighted code. rich.syntax (pygments) and rich.markdown (markdown-it) are imported
+    when a transcript is first shown, not while the app starts (45 ms of its first paint)."""
+    from rich.syntax import Syntax
+
     return Syntax(code, lexer, theme=THEME, word_wrap=True)
 
 
+def _tool_body(entry: Any) -> RenderableType:
+    return _syntax(*tool_call_code(entry))
+
+
 def _tool_summary(entry: Any) -> str:
-    body = _tool_body(entry)
-    first = body.code.strip().splitlines()[0] if isinstance(body, Syntax) and body.code.strip() \
-        else ""
+    code = tool_call_code(entry)[0].strip()
+    first = code.splitlines()[0] if code else ""
     return f"{entry.title}  {first[:90]}"
 
 
 def _output_body(text: str) -> RenderableType:
     head = text.lstrip()[:200]
     lexer = "diff" if head.startswith(("diff --git", "--- ", "@@ ")) else "text"
-    return Syntax(text, lexer, theme=THEME, word_wrap=True)
+    return _syntax(text, lexer)
 
 
 def _citation(entry: Any) -> Text:
@@ -114,6 +118,8 @@ def entry_widget(entry: Any) -> Static | Collapsible:
         return Collapsible(Static(Text(entry.text)), title=f"{entry.title}: {first}",
                            collapsed=True, classes="turn context")
     if kind == "assistant":
+        from rich.markdown import Markdown
+
         text, _ = strip_citations(entry.text)
         parts: list[RenderableType] = [_label(entry), Markdown(text, code_theme=THEME)]
         if entry.citation is not None:
