@@ -61,6 +61,10 @@ def child(args: argparse.Namespace) -> int:
                     pr.disable()
 
             threading.Thread.run = profiled_run  # type: ignore[method-assign]
+    if args.child == "memdeck":  # as `memdeck` starts the app (tui/cli.py `cmd_tui`)
+        from memdeck.tui import collector
+
+        collector.hold()
     app = _bare_app(emit, args) if args.child == "bare" else _memdeck_app(emit, args)
     app.run()
     import resource
@@ -81,6 +85,10 @@ def child(args: argparse.Namespace) -> int:
             for i in range(len(threads)):
                 merged.add(f"{args.profile_out}.thread{i}")
             merged.dump_stats(args.profile_out)
+    if args.child == "memdeck":  # and ends as `memdeck` ends (tui/app.py `leave`)
+        from memdeck.tui.app import leave
+
+        leave(0)
     return 0
 
 

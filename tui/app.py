@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -488,10 +488,32 @@ def _home_label(engine: Engine) -> str:
     return f"{where} · memory {v.name}" + ("" if v.known else " (unknown: read-only)")
 
 
-def run_app(home: str | None) -> int:
+def run_app(home: str | None) -> NoReturn:
     recovered: list[str] = []
     Engine.announce = recovered.append  # shown in the app, not on a screen it covers
     engine = Engine.open(home)
     MemdeckApp(engine, watch=True, notices=tuple(f"recovered: {d}" for d in recovered),
                listing_head=engine.listing_head()).run()
-    return 0
+    leave(0)
+
+
+def leave(code: int) -> NoReturn:
+    """End the process once the app has closed. Python's teardown frees every object the
+    app held one by one (measured: 0.2-0.7 s after a 10,000-row listing, most of a quit);
+    nothing in it is needed once the app is gone, so it is skipped: what `atexit` holds runs
+    (a read-only home's scratch index removed, logs flushed), then the process ends. When
+    another thread is still at work (not a daemon), the usual exit waits for it instead."""
+    import atexit
+    import os
+    import sys
+    import threading
+
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    if any(t is not threading.main_thread() and t.is_alive() and not t.daemon
+           for t in threading.enumerate()):
+        raise SystemExit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code)
