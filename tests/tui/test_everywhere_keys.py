@@ -17,7 +17,10 @@ from memdeck.tui.widgets.confirm import ConfirmScreen
 from memdeck.tui.widgets.conflict import ConflictScreen
 from memdeck.tui.widgets.memory_editor import MemoryEditor
 from memdeck.tui.widgets.session_table import SessionTable
+from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle
+
+stable_engine = stable_demo.stable_engine  # fixture: the demo home at a fixed path
 
 # an editor as a user's would be, minus the person: it edits the file it is given the way
 # EDIT_APPEND says (and, for the conflict, changes the real file meanwhile)
@@ -207,3 +210,29 @@ async def test_Y_in_memory_copies_the_open_files_path_on_disk(demo_engine, make_
         await pilot.press("Y")
         await settle(app, pilot)
         assert app.clipboard == str(demo_engine.home.memory_root / "memory_summary.md")
+
+
+def test_snapshot_the_undo_question_at_80x24(stable_engine, make_app, snap_compare) -> None:
+    """80×24: ctrl+z names the change it undoes and the state it returns to, before anything
+    happens."""
+    path = stable_engine.home.memory_root / "MEMORY.md"
+    base = stable_engine.memory_read("MEMORY.md").version
+    stable_engine.memory_save("MEMORY.md", path.read_text() + "- a line to take back\n", base)
+
+    async def run_before(pilot: Any) -> None:
+        await settle(pilot.app, pilot)
+        await pilot.press("ctrl+z")
+        await settle(pilot.app, pilot)
+
+    assert snap_compare(make_app(stable_engine), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_snapshot_the_copy_toast_at_80x24(stable_engine, make_app, snap_compare) -> None:
+    """80×24: `y` on a session says what was copied, and how."""
+
+    async def run_before(pilot: Any) -> None:
+        await settle(pilot.app, pilot)
+        await pilot.press("j", "y")
+        await settle(pilot.app, pilot)
+
+    assert snap_compare(make_app(stable_engine), terminal_size=(80, 24), run_before=run_before)
