@@ -152,6 +152,11 @@ def test_first_user_message_is_indexed_and_listed_redacted(
     [row] = [r for r in json.loads(out) if r["id"] == tid]
     assert MARKER in row["preview"], row["preview"]
     assert_nowhere(out, err, text_out, text_err, dump(home / "memdeck" / "memdeck.sqlite"))
+    eng = Engine.open(home)  # and the listing's head the app keeps for its next start
+    eng.keep_listing_head(eng.listing())
+    head = (home / "memdeck" / "listing-head.json").read_text(encoding="utf-8")
+    assert MARKER in head
+    assert_nowhere(head)
 
 
 def test_an_old_index_is_shown_redacted_and_rewritten(

@@ -101,6 +101,9 @@ async def test_a_failed_listing_leaves_the_head_saying_it_is_not_up_to_date(
         assert banner.warnings[-1] == ("the sessions shown are the listing of 2 h ago: listing "
                                        "them again failed (@ shows why; R tries again)")
         assert any("loading sessions failed" in m.text for m in app.message_log.entries)
+        await pilot.press("R")  # failing again: said once, not twice
+        await settle(app, pilot)
+        assert sum("listing them again failed" in w for w in banner.warnings) == 1
         # R lists again; this time it works, and the rows and the banner say so
         held.fail = False
         await pilot.press("R")

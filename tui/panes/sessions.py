@@ -92,6 +92,12 @@ class SessionsPane(Pane):
         # are not yet the listing of now
         self._head: Any | None = None
         self._updating = False
+        self._indexing: tuple[int, int] | None = None  # a cold index: stored so far, of
+        self._failed = False  # the last listing failed: the rows shown are not up to date
+        self._hold_listing = False  # the head is being painted: the listing starts after it
+        self._again_after_paint = False  # a reload asked for meanwhile
+        self._listed = False  # a full listing arrived: the selects offer what it holds
+        self._selects_ready = False  # mounted in place of their slots
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="sessions-filters"):
@@ -163,16 +169,12 @@ class SessionsPane(Pane):
     # -- loading --------------------------------------------------------------------------
     _ticks = 0
 
-    _hold_listing = False  # the head is being painted: the listing starts after it
-
     async def _after_first_frame(self) -> None:
         if self._hold_listing:
             self._hold_listing = False
             if self._again_after_paint:
                 self.reload()
         await self._mount_selects()
-
-    _again_after_paint = False
 
     def reload(self) -> None:
         if self._hold_listing:
@@ -281,9 +283,6 @@ class SessionsPane(Pane):
         if self._listed:  # a listing arrived while they were mounted
             self._fill_selects()
 
-    _listed = False  # a full listing arrived: the selects offer what it holds
-    _selects_ready = False
-
     def _filter_options(self) -> dict[str, list[tuple[str, str]]]:
         """Each filter's options: every status and project of the listing, with its count."""
         status = Counter(s.status for s in self.sessions)
@@ -337,10 +336,6 @@ class SessionsPane(Pane):
             return f"{count}, indexing {done} of {of}…"
         return f"{count}, updating…" if self._updating and not self._failed else count
 
-    _indexing: tuple[int, int] | None = None
-
-    _failed = False  # the last listing failed: the rows shown are not up to date
-
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A listing that failed leaves the rows on screen, said not to be up to date for as
         long as that holds, under the header (the error itself is told once by the app, and
@@ -352,9 +347,11 @@ class SessionsPane(Pane):
                 self.apply_filter()
                 when = (f"the listing of {ago(self._head.listed_at, self.engine.clock.now())}"
                         if self._head is not None else "what the index last said")
-                for banner in self.app.query(HomeBanner):
-                    banner.show((*banner.warnings, f"the sessions shown are {when}: listing "
-                                 "them again failed (@ shows why; R tries again)"))
+                said = (f"the sessions shown are {when}: listing them again failed (@ shows "
+                        "why; R tries again)")
+                for banner in self.app.query(HomeBanner):  # once, however often it fails
+                    kept = [w for w in banner.warnings if "listing them again failed" not in w]
+                    banner.show((*kept, said))
             elif event.state is WorkerState.SUCCESS:
                 self._failed = False
         super().on_worker_state_changed(event)
