@@ -183,3 +183,14 @@ async def test_a_cold_start_shows_rows_as_they_are_indexed(home, make_app, monke
     assert partial, "no rows were shown before the index was complete"
     assert all(n == done < of == 40 for n, (done, of) in partial)
     assert labels[0] == f"{partial[0][0]} sessions, indexing {partial[0][0]} of 40…"
+
+
+async def test_a_quick_listing_that_was_the_full_one_stops_saying_updating(
+        demo_engine, make_app) -> None:
+    """A warm index with nothing new on disk: the listing shown first is confirmed as the
+    full one, and the count drops its `updating…` (it once kept it for good)."""
+    demo_engine.listing()  # the index is built: the next start's quick listing is the whole
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert _count(app) == "19 sessions"

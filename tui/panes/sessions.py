@@ -256,6 +256,9 @@ class SessionsPane(Pane):
                 now = next((s for s in self.sessions if s.rollout_path == path), None)
                 if now is not None:
                     view.refresh_session(now)
+        else:  # the same rows, now known to be the listing of now: the count says so
+            self.query_one("#session-count", Label).update(
+                self._count_line(len(self.query_one(SessionTable).rows)))
         if self.focus_lost():
             self.focus_default()
         if event.final:  # said under the header for as long as it holds, not as a toast
