@@ -18,7 +18,7 @@ import bisect
 from array import array
 from collections.abc import Callable, Iterable
 
-from .offline_notes import ABBREVIATIONS, UNSPACED, normal, same_word, words
+from .offline_note_words import ABBREVIATIONS, UNSPACED, normal, same_word, words
 
 
 class _Words:

@@ -13,7 +13,7 @@ remember note goes. Plain rules, so that a person can predict them:
       in `STOPWORDS`) is a word of the line: the same word, one of them a prefix of the other
       when both have four or more characters (`deploy` / `deploys`), or a pair in
       `ABBREVIATIONS` (`db` / `database`); a word in a script written without spaces
-      (Chinese, Japanese) must appear in the line as written.
+      (Chinese, Japanese) must appear in the line as written (offline_note_words.py).
   A note with no such word (`forget: the`) removes nothing. No other line is ever removed:
   task headings, keywords, rollout summary references and the index are not the notes'
   business (forgetting a whole session is `memdeck forget`).
@@ -30,55 +30,18 @@ remember note goes. Plain rules, so that a person can predict them:
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import TYPE_CHECKING
 
 from ..phase2.notes import Note, NoteEffect
+from .offline_note_words import UNSPACED, normal, same_word, words
 
 if TYPE_CHECKING:
     from .offline_note_index import LineIndex, WordBag
 
 NOTE_TAG = "[ad-hoc note]"
-STOPWORDS = frozenset("""
-a an the and or but of to in on at for with by from as is are was were be been being it its
-this that these those my our your their me we you he she they them us i about any all
-anything everything some please what which who whom there here do does did so than then
-into onto over also just very much more most
-""".split())
-ABBREVIATIONS = {"db": "database", "dbs": "databases", "env": "environment",
-                 "envs": "environments", "dir": "directory", "dirs": "directories",
-                 "pw": "password", "pwd": "password", "k8s": "kubernetes",
-                 "creds": "credentials", "deps": "dependencies", "docs": "documentation",
-                 "pkg": "package", "msg": "message", "repo": "repository",
-                 "config": "configuration", "prod": "production", "dev": "development"}
 PREFERENCE = re.compile(r"\b(always|never|prefers?|preferred|avoid|don'?t|do not|must|"
                         r"should|please|instead of|rather than)\b", re.I)
 PLACEHOLDERS = ("- none recorded", "- none yet")
-_WORD = re.compile(r"[^\W_]+")
-_TAGS = re.compile(r"(\s*\[(?:Task \d+|ad-hoc note|rollout_summaries/[^\]]*)\])+\s*$", re.I)
-_MARKS = re.compile(r"[`*\"“”‘’']")
-# scripts written without spaces between words: a word there is matched as written
-UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
-def normal(text: str) -> str:
-    """Case-folded, Markdown marks and trailing citations dropped, spaces collapsed."""
-    text = _TAGS.sub("", text.strip().removeprefix("- "))
-    text = _MARKS.sub("", unicodedata.normalize("NFKC", text)).casefold()
-    return " ".join(text.split()).rstrip(".;:!")
-
-
-def words(text: str) -> list[str]:
-    """The words of `text` that count for matching (see the module docstring)."""
-    found = _WORD.findall(_MARKS.sub("", unicodedata.normalize("NFKC", text)).casefold())
-    return [w for w in dict.fromkeys(found) if w not in STOPWORDS
-            and (len(w) >= 2 or UNSPACED.search(w))]
-
-
-def same_word(a: str, b: str) -> bool:
-    if a == b or ABBREVIATIONS.get(a) == b or ABBREVIATIONS.get(b) == a:
-        return True
-    return min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a))
 
 
 def _word_in(word: str, line_words: list[str], line_text: str) -> bool:

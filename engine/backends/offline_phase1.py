@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
 from ..codex.command_outcomes import session_commands
@@ -36,9 +35,10 @@ from .offline_failures import (
 )
 from .offline_names import cut, fallback_title, rollout_slug, sentences, title_of
 from .offline_reasons import NOTHING_DURABLE, empty_reason
+from .offline_statements import DURABLE, NOT_DURABLE, project_name
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
     from ..index.sessions import Session
     from ..phase1.input_v1 import Phase1Input
@@ -46,27 +46,6 @@ if TYPE_CHECKING:
 BACKEND_NAME = "offline"
 MODEL_NAME = "offline-heuristic-v1"
 
-# The user's statements, in English and in the languages of issue 9's sessions (Chinese,
-# Japanese, Korean, Vietnamese): scripts without spaces have no word boundaries to match.
-_DURABLE = [
-    ("prohibition", re.compile(
-        r"\b(never|don't|do not|must not|avoid)\b|不要|不许|不准|禁止|切勿|请勿"
-        r"|(?<![区分类级性特告离识辨个差派鉴])别(?![的人处])"
-        r"|しないで|ないでください|하지 ?마|말아 ?주|금지|절대"
-        r"|\b(đừng|không được|cấm)\b", re.I)),
-    ("convention", re.compile(
-        r"\b(always|we use|we're using|we are using|we pin|we run|prefer|instead of|"
-        r"goes through|go through|must(?! have)|should(?! have))\b"
-        r"|\b(our|we)\b[^.;]{0,40}\b(looks? like|follows?|are named|are written)\b"
-        r"|一律|统一|总是|始终|必须|务必|以后|都用|只用|必ず|常に|いつも"
-        r"|항상|반드시|로만|\b(luôn|phải|chỉ|giữ nguyên|bắt buộc)\b", re.I)),
-    ("system", re.compile(r"\b(is called|are called|is named|lives (in|on|at)|runs on|"
-                          r"the \w+ (cluster|server|database|environment|bucket|host) is)\b",
-                          re.I)),
-    ("version", re.compile(r"\b[A-Z][\w.+-]*\s+v?\d+(\.\d+)+\b")),
-]
-_NOT_DURABLE = re.compile(r"\b(don't|do not|never) (remember|store|save|memori[sz]e)\b"
-                          r"|不要记|别记|覚えないで|기억하지 ?마|\bđừng (nhớ|lưu)\b", re.I)
 _COMMAND = re.compile(r"`([^`\n]{2,120})`")
 
 
@@ -87,10 +66,10 @@ def _user_words(items: list[dict[str, Any]]) -> list[UserWords]:
 def _said(words: list[UserWords]) -> tuple[str, list[str], list[str]]:
     """(the user's request in their words, what they said in later messages, what they
     pasted: one line each); a message asking not to be remembered is left out."""
-    spoken = [w for w in words if w.text and not _NOT_DURABLE.search(w.text)]
+    spoken = [w for w in words if w.text and not NOT_DURABLE.search(w.text)]
     later = [cut(w.text, 300) for w in spoken[1:]
              if len(w.text.split()) >= 3 or len(w.text) >= 8 and not w.text.isascii()]
-    pasted = [p.describe() for w in words if not _NOT_DURABLE.search(w.text) for p in w.pasted]
+    pasted = [p.describe() for w in words if not NOT_DURABLE.search(w.text) for p in w.pasted]
     asked = cut(spoken[0].text, 400) if spoken else ""
     mentioned = list(dict.fromkeys(f for w in spoken for f in w.mentioned))
     if asked and mentioned:  # the Desktop app's file mentions: what "this file" refers to
@@ -98,29 +77,9 @@ def _said(words: list[UserWords]) -> tuple[str, list[str], list[str]]:
     return asked, later[:3], pasted[:4]
 
 
-def _sentences(text: str) -> list[str]:
-    return sentences(text)  # after `.!?;` and a space, after `。！？；`, at line breaks
-
-
-def _project(cwd: str | None) -> str:
-    """The folder's name, for a Windows path too (`C:\\Users\\me\\repo` → `repo`)."""
-    if not cwd:
-        return "unknown"
-    windows = "\\" in cwd or re.match(r"^[A-Za-z]:", cwd)
-    return (PureWindowsPath(cwd) if windows else PurePosixPath(cwd)).name or cwd
-
-
 def _quote_cmd(command: str) -> str:
     flat = " ".join(command.split())
     return flat if len(flat) <= 120 else flat[:119] + "…"
-
-
-def _slug(title: str, project: str | None = None, files: Sequence[str] = (),
-          commands: Sequence[str] = ()) -> str | None:
-    """The rollout slug: from the title in a Latin script, else from the project, the
-    request's ASCII terms and the work (`offline_names.rollout_slug`); None, never a
-    placeholder, when nothing names the session."""
-    return rollout_slug(title, project, files, commands)
 
 
 def _kept(raw: str, summary: str, slug: str | None) -> OfflineResult:
@@ -139,10 +98,10 @@ def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
                                    "version": []}
     commands: list[str] = []
     for text in user:
-        if _NOT_DURABLE.search(text):
+        if NOT_DURABLE.search(text):
             continue
-        for sentence in _sentences(text):
-            for kind, pattern in _DURABLE:
+        for sentence in sentences(text):
+            for kind, pattern in DURABLE:
                 if pattern.search(sentence) and sentence not in facts[kind]:
                     facts[kind].append(sentence)
                     break
@@ -157,11 +116,11 @@ def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
     if not any(facts.values()) and not kept and not changed:
         return OfflineResult("", "", None)
 
-    project = _project(cwd)
+    project = project_name(cwd)
     ran = [r.command for r in session.commands if not is_probe(r.command)]
-    spoken = [w for w in words if not _NOT_DURABLE.search(w.text)]
+    spoken = [w for w in words if not NOT_DURABLE.search(w.text)]
     request = title_of(spoken) or fallback_title(project, changed, ran)  # the user's script
-    slug = _slug(title_of(spoken), project, changed, ran)
+    slug = rollout_slug(title_of(spoken), project, changed, ran)
     asked, later, pasted = _said(words)
     statuses = {s.status for s in kept}
     outcome = ("partial" if OPEN in statuses else "uncertain" if UNVERIFIED in statuses

@@ -29,8 +29,8 @@ from ..codex.user_words import words_of_message
 from ..personal_data import scrub_personal
 from ..phase1.input_v2 import CONTEXT, FINAL, HUMAN, tier_of
 from .offline_failures import OPEN, UNVERIFIED, FailureStory, failure_stories, is_probe, reason
-from .offline_names import headline, word_count
-from .offline_phase1 import _DURABLE, _NOT_DURABLE, _project, _sentences, _slug
+from .offline_names import headline, rollout_slug, sentences, word_count
+from .offline_statements import DURABLE, NOT_DURABLE, project_name
 
 MAX_TASKS = 12
 MAX_COMMANDS = 8
@@ -75,8 +75,8 @@ def _tasks(items: list[dict[str, Any]],
             # the user's own prose (codex/user_words.py): no fragment, wrapper or template
             said = words_of_message(it)
             text = said.text if said else ""
-            pasted += said.pasted if said and not _NOT_DURABLE.search(text) else ()
-            if _NOT_DURABLE.search(text):
+            pasted += said.pasted if said and not NOT_DURABLE.search(text) else ()
+            if NOT_DURABLE.search(text):
                 tasks.append(Task("", start=i))  # the user asked not to keep this: a gap
             elif tasks and tasks[-1].request and _is_follow_up(text):
                 tasks[-1].said.append(text)
@@ -119,7 +119,7 @@ def _task_at(tasks: list[Task], index: int) -> Task | None:
 
 def _is_follow_up(text: str) -> bool:
     """A short correction or instruction that belongs to the task before it."""
-    return len(text) < 200 and any(p.search(s) for s in _sentences(text) for _, p in _DURABLE)
+    return len(text) < 200 and any(p.search(s) for s in sentences(text) for _, p in DURABLE)
 
 
 def _outcome(task: Task) -> str:
@@ -158,7 +158,7 @@ def _task_lines(n: int, task: Task) -> list[str]:
     if task.mentioned:
         out.append("- Files the user mentioned: " + ", ".join(f"`{f}`" for f in task.mentioned))
     durable = [s for text in [task.request, *task.said]
-               for s in _sentences(text) if any(p.search(s) for _, p in _DURABLE)]
+               for s in sentences(text) if any(p.search(s) for _, p in DURABLE)]
     if durable:
         out.append("- Stated by the user (their words): "
                    + "; ".join(f"\"{_quote(s, 160)}\"" for s in dict.fromkeys(durable)))
@@ -190,13 +190,13 @@ def extract_v2(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
     # `cat`, `rg`: the answer to a question, not work to remember)
     tool_use = any(t.files or any(not is_probe(r.command) for r in t.commands) for t in tasks)
     stated = any(p.search(s) for t in tasks for text in [t.request, *t.said]
-                 for s in _sentences(text) for _, p in _DURABLE)
+                 for s in sentences(text) for _, p in DURABLE)
     # a question answered from what the model knows or a look-up, with nothing the user
     # stated for later, is not a memory (the V1 extractor's rule too)
     if not tasks or (not tool_use and (words < 4 or not stated)):
         return "", None
     title = headline(tasks[0].request)  # the user's first request, in their script
-    project = _project(cwd)
+    project = project_name(cwd)
     other = [f for f in dict.fromkeys(folders) if f != cwd]
     lines = [f"# {title}", "",
              f"Session context: project `{project}`, folder `{cwd or 'unknown'}`, branch "
@@ -217,4 +217,4 @@ def extract_v2(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
     lines.append("Source: offline heuristic record (no model).")
     files = [f for t in tasks for f in t.files]
     ran = [r.command for t in tasks for r in t.commands if not is_probe(r.command)]
-    return scrub_personal("\n".join(lines) + "\n"), _slug(title, project, files, ran)
+    return scrub_personal("\n".join(lines) + "\n"), rollout_slug(title, project, files, ran)

@@ -10,6 +10,11 @@ from pathlib import Path
 
 from ..formatting import rfc3339_utc
 
+# Codex's names in the root (docs/codex-format.md "The workspace diff", "Extensions and
+# notes"); phase2/ and memory_folder/ take them from here
+DIFF_FILE = "phase2_workspace_diff.md"
+NOTES_PREFIX = "extensions/ad_hoc/notes/"
+
 BASE62 = "0123456789abcdefghijklmnopqrstuvwxyz" "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 SLUG_MAX = 60
 

@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_atomic
-from .workspace import DIFF_FILE
+from ..codex.memory_layout import DIFF_FILE, NOTES_PREFIX
 
-NOTES_PREFIX = "extensions/ad_hoc/notes/"
 EFFECTS_FILE = "notes.json"  # in memdeck/proposals/<id>/, beside the workspace
 _STATUS = re.compile(r"^- ([AMD]) (.+)$")
 _STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})T\d{2}-\d{2}-\d{2}")

@@ -39,8 +39,7 @@ from enum import Enum
 from pathlib import Path
 
 from ..codex.external_import import EXTENSION_DIR
-from .notes import NOTES_PREFIX
-from .workspace import DIFF_FILE
+from ..codex.memory_layout import DIFF_FILE, NOTES_PREFIX
 
 INPUT_FILES = ("raw_memories.md", DIFF_FILE)
 INPUT_FOLDERS = ("rollout_summaries",)

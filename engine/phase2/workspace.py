@@ -21,9 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from ..codex.external_import import import_changes
-from ..codex.memory_layout import SelectedMemory, render_raw_memories, render_rollout_summary
+from ..codex.memory_layout import (
+    DIFF_FILE,
+    NOTES_PREFIX,
+    SelectedMemory,
+    render_raw_memories,
+    render_rollout_summary,
+)
+from .paths import is_user_note
 
-DIFF_FILE = "phase2_workspace_diff.md"
 DIFF_CAP = 4 * 1024 * 1024
 RETENTION_DAYS = 7
 PAGE = 512
@@ -254,9 +260,6 @@ def refuse_unsafe_root(root: Path) -> None:
 def note_losses(live: Path, new: Path) -> list[str]:
     """The user's notes (phase2/paths.py `is_user_note`) in `live` that `new` deletes or
     changes."""
-    from .notes import NOTES_PREFIX
-    from .paths import is_user_note
-
     out: list[str] = []
     folder = live / NOTES_PREFIX
     if not folder.is_dir() or folder.is_symlink():
