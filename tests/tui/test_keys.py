@@ -297,3 +297,27 @@ async def test_a_late_focus_in_a_pane_left_never_pulls_its_tab_back(demo_engine,
         assert app.active_pane == "review"
         assert app.focused is not None and "review-pane" in [
             n.id for n in app.focused.ancestors_with_self]
+
+
+async def test_a_stale_tab_message_never_pulls_its_tab_back(demo_engine, make_app) -> None:
+    """The tab strip says "Sessions activated" once when it is mounted; if that message is
+    still queued when the user's first keys show Review, it must not bring Sessions back
+    (seen once in CI under a busy CPU: `6` then `5` ended on Sessions, nothing focused)."""
+    from textual.widgets import Tabs
+    from textual.widgets._tabbed_content import ContentTabs
+
+    app = make_app(demo_engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        tabs = app.query_one(ContentTabs)
+        sessions_tab = tabs.get_content_tab("sessions")
+        await pilot.press("5")
+        await settle(app, pilot)
+        tabs.post_message(Tabs.TabActivated(tabs, sessions_tab))  # posted before, handled now
+        await settle(app, pilot)
+        assert app.active_pane == "review"
+        assert app.focused is not None and "review-pane" in [
+            n.id for n in app.focused.ancestors_with_self]
+        await pilot.click(sessions_tab)  # a click on a tab still shows it
+        await settle(app, pilot)
+        assert app.active_pane == "sessions"
