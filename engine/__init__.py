@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
     )
     from .memory_folder.history import HistoryEntry
     from .memory_folder.purge import Purged
+    from .memory_folder.writer import MemoryFolderWriter
     from .phase1.backend import Phase1Backend, Phase1Output
     from .phase1.forget import ForgetResult
     from .phase1.runner import ExtractReport, ExtractResult, Progress
@@ -359,10 +360,9 @@ class Engine:
         phase 2 enqueued when that memory was in use."""
         from .index.extract_log import ForgottenSession, record_forgotten
         from .memory_folder.forget_change import forget
-        from .memory_folder.writer import MemoryFolderWriter
 
         self.home.require_writable_version()
-        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        writer = self._writer()
         r = forget(writer, find_session(self.sessions(), key))
         if r.line_no:  # the listing then says the user forgot it, not "switched off"
             try:
@@ -378,9 +378,8 @@ class Engine:
     def reset(self) -> Backup:
         """Back up, then clear what Codex's reset clears. Returns the backup."""
         from .memory_folder.backup import reset
-        from .memory_folder.writer import MemoryFolderWriter
 
-        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        writer = self._writer()
         return reset(writer)
 
     def backups(self) -> list[Backup]:
@@ -391,19 +390,25 @@ class Engine:
     def restore_backup(self, backup_id: str) -> Backup:
         """Restore a backup byte for byte; returns the backup taken of the state replaced."""
         from .memory_folder.backup import restore_backup
+
+        writer = self._writer()
+        return restore_backup(writer, backup_id)
+
+    def _writer(self) -> MemoryFolderWriter:
+        """The memory folder's writer, with the recovery it runs before every change (what a
+        killed memdeck left: memory_folder/leftovers.py) handed in from here."""
+        from .memory_folder.leftovers import recover
         from .memory_folder.writer import MemoryFolderWriter
 
-        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
-        return restore_backup(writer, backup_id)
+        return MemoryFolderWriter(self.home, self.clock, lambda: self.store, recover)
 
     # -- phase 2: proposals ------------------------------------------------------------
     def _recover(self, *, wait: bool = True) -> str | None:
         """A change of the memory folder a crash interrupted is finished (or, before its
         journal, forgotten) and a killed memdeck's leftovers cleared, before anything else
         touches the home: one line saying what was done, or None."""
-        from .memory_folder.writer import MemoryFolderWriter
 
-        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        writer = self._writer()
         return writer.recover(wait=wait)
 
     def recover(self) -> str | None:
@@ -439,10 +444,9 @@ class Engine:
                hunks: dict[str, list[int]] | None = None) -> Proposal:
         """Apply a proposal (all of it, chosen files, or chosen hunks) to the memory root."""
         from .memory_folder.accept import accept
-        from .memory_folder.writer import MemoryFolderWriter
 
         self.home.require_writable_version()
-        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        writer = self._writer()
         return accept(writer, pid, files, hunks)
 
     def proposal_hunks(self, pid: str) -> list[Hunk]:
@@ -471,13 +475,12 @@ class Engine:
         """Commit the memory root to memdeck's history if the history does not hold its
         current state yet (a change memdeck did not make: `codex` or `external`). Returns the
         new commit, None when there was nothing to record."""
-        from .memory_folder.writer import MemoryFolderWriter
 
         if self.home.config_problem or self.read_only_reason:
             return None  # which root is live is not known / nothing can be recorded here
         # under the writer's lock: a snapshot taken while a note or an edit is being committed
         # would stage its file, then commit nothing but an empty "outside" entry
-        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        writer = self._writer()
         with writer.change(recover=False) as change:
             return change.before()
 
@@ -495,20 +498,18 @@ class Engine:
 
     def restore(self, commit: str) -> str:
         """Make the memory root what it was at `commit`, as a new commit; nothing is lost."""
-        from .memory_folder.history import restore
-        from .memory_folder.writer import MemoryFolderWriter
+        from .memory_folder.restore import restore
 
         self.home.require_writable_version()
-        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        writer = self._writer()
         return restore(writer, commit)
 
     def purge_secret(self, text: str) -> Purged:
         """Replace `text` with the redaction marker in history, Codex's baseline, backups and
         proposals (refused while the live folder or a raw memory still holds it)."""
         from .memory_folder.purge import purge_secret
-        from .memory_folder.writer import MemoryFolderWriter
 
-        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        writer = self._writer()
         with writer.change():
             return purge_secret(self.home, text)
 
@@ -580,17 +581,15 @@ class Engine:
         """Save a user's edit made from `base_version` (None: a new file). Raises
         `MemoryConflict` (nothing written) if the file changed on disk since."""
         from .memory_folder.edits import save_file
-        from .memory_folder.writer import MemoryFolderWriter
 
-        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        writer = self._writer()
         return save_file(writer, path, text, base_version)
 
     def memory_note(self, text: str, kind: str = "remember") -> MemoryNote:
         """Add an ad-hoc note asking the next consolidation to remember or forget `text`."""
         from .memory_folder.edits import add_note
-        from .memory_folder.writer import MemoryFolderWriter
 
-        writer = MemoryFolderWriter(self.home, self.clock, lambda: self.store)
+        writer = self._writer()
         return add_note(writer, text, kind)
 
     def memory_injected(self) -> InjectedSummary:

@@ -14,13 +14,14 @@ from crash_run import KILLED, run_memdeck
 
 from memdeck.engine import Engine, MemorySaved, demo_home
 from memdeck.engine.memory_folder.accept import AcceptRefused
+from memdeck.engine.memory_folder.leftovers import recover
 from memdeck.engine.memory_folder.writer import MemoryFolderWriter
 
 MEMORY_FOLDER = Path(__file__).resolve().parent.parent / "engine" / "memory_folder"
 
 
 def writer_for(eng: Engine) -> MemoryFolderWriter:
-    return MemoryFolderWriter(eng.home, eng.clock, lambda: eng.store)
+    return MemoryFolderWriter(eng.home, eng.clock, lambda: eng.store, recover)
 
 
 def global_job(home: Path) -> tuple:

@@ -8,7 +8,7 @@ changes applied, `phase2_workspace_diff.md` gone, Codex's baseline `.git` made a
 makes it) and switch it in; its rows step marks `selected_for_phase2` and the global job as
 Codex does on success and the proposal as accepted, and its history entry carries the
 proposal id and the source threads as trailers. A crash anywhere is finished or forgotten
-by the next command (switch.py `recover`); a folder someone wrote to meanwhile is kept.
+by the next command (recovery.py); a folder someone wrote to meanwhile is kept.
 
 `recover_legacy` deals with the journal of a memdeck before the switch (`accept.journal`).
 """
@@ -18,15 +18,17 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..codex.memory_layout import threads_in_root
+from ..codex.memory_layout import DIFF_FILE, threads_in_root
 from ..errors import HomeError, MemdeckError
 from ..phase2.hunks import apply_hunks, proposal_hunks
 from ..phase2.proposals import Proposal, get, root_state
-from ..phase2.workspace import DIFF_FILE, validate_artifacts
+from ..phase2.workspace import validate_artifacts
 from .baseline import reset_codex_baseline
+from .journal import JournalPaths, RowStep, row_step
 from .leftover_paths import legacy_paths
 from .swap import recover as recover_swap
 from .switch import Switch
@@ -35,6 +37,39 @@ from .writer import Change, Lease, MemoryFolderWriter
 
 class AcceptRefused(MemdeckError):
     pass
+
+
+@row_step
+@dataclass
+class AcceptRows(RowStep):
+    """The rows of an accepted proposal, once its root is live: Codex's bookkeeping of a
+    successful phase 2 (the inputs the root holds selected, the global job done) and the
+    proposal's status."""
+
+    op = "accept"
+    proposal: str
+    partial: bool  # some files or hunks: the proposal is `partial`, not `accepted`
+    now: int
+    selected: list[tuple[str, int]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"proposal": self.proposal, "partial": self.partial, "now": self.now,
+                "selected": [list(s) for s in self.selected]}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any], paths: JournalPaths) -> AcceptRows:
+        return cls(str(raw["proposal"]), bool(raw["partial"]), int(raw["now"]),
+                   [(str(t), int(s)) for t, s in raw["selected"]])
+
+    def write(self, change: Change, lease: Lease | None) -> None:
+        if lease is None:
+            with change.lease("finish an interrupted accept") as own:
+                self.write(change, own)
+            return
+        lease.db.phase2_succeeded(lease.token, self.now, self.selected)
+        with change.writer.store.transaction() as c:
+            c.execute("UPDATE proposals SET status = ?, decided_at = ? WHERE id = ?",
+                      ("partial" if self.partial else "accepted", self.now, self.proposal))
 
 
 def _inside_root(rel: object) -> bool:
@@ -151,7 +186,7 @@ def _accept(change: Change, pid: str, files: list[str] | None,
             raise AcceptRefused("memory changed since this proposal was made; consolidate "
                                 "again")
         change.before()  # the state being replaced, if not yet recorded
-        sw = Switch(change, "accept")
+        sw = Switch(change)
         try:
             new = sw.target(root, base=p.base_state)
             _build(root, ws, new, None if files is None else sorted(chosen), picked)
@@ -165,31 +200,14 @@ def _accept(change: Change, pid: str, files: list[str] | None,
             sw.discard()
             raise
         partial = files is not None
-        sw.commit(origin="consolidation",
+        sw.commit(AcceptRows(p.id, partial, now, selected), origin="consolidation",
                   gate=(f"proposal {p.id} adds", "reject it, or edit the raw memory and "
                         "consolidate again"),
                   message=f"accept proposal {p.id}" + (" (some files)" if partial else ""),
                   trailers={"Memdeck-Proposal": p.id,
                             "Memdeck-Threads": ",".join(t for t, _ in selected)},
-                  finish={"proposal": p.id, "partial": partial, "now": now,
-                          "selected": selected},
                   lease=lease, what=f"accept proposal {p.id}")
     return get(store, p.id)
-
-
-def finish_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> None:
-    """The rows of an accepted proposal, once its root is live: Codex's bookkeeping of a
-    successful phase 2 and the proposal's status. Runs again safely after a crash."""
-    if lease is None:
-        with change.lease("finish an interrupted accept") as own:
-            finish_rows(change, finish, own)
-        return
-    selected = [(str(t), int(s)) for t, s in finish["selected"]]
-    lease.db.phase2_succeeded(lease.token, int(finish["now"]), selected)
-    with change.writer.store.transaction() as c:
-        c.execute("UPDATE proposals SET status = ?, decided_at = ? WHERE id = ?",
-                  ("partial" if finish["partial"] else "accepted", int(finish["now"]),
-                   finish["proposal"]))
 
 
 def recover_legacy(change: Change) -> str | None:
@@ -215,8 +233,7 @@ def recover_legacy(change: Change) -> str | None:
     now = int(writer.now())
     with change.lease("finish an interrupted accept") as lease:
         selected = _selected(root, p.threads, lease.db.conn)
-        finish_rows(change, {"proposal": p.id, "partial": bool(data["partial"]), "now": now,
-                             "selected": selected}, lease)
+        AcceptRows(p.id, bool(data["partial"]), now, selected).write(change, lease)
         change.after("consolidation", f"accept proposal {p.id}",
                      {"Memdeck-Proposal": p.id,
                       "Memdeck-Threads": ",".join(t for t, _ in selected)})

@@ -38,7 +38,8 @@ from ..errors import HomeError, MemdeckError, NotFound
 from ..phase2.proposals import discard_all_proposal_files
 from ..store import connect, describe_sqlite_error
 from ..workers import dead_memdeck_worker
-from .journal import pipeline_dbs
+from .journal import JournalPaths, RowStep, pipeline_dbs, row_step
+from .switch import Switch
 from .writer import Change, Lease, MemoryFolderWriter
 
 KINDS = (STAGE1_KIND, GLOBAL_KIND)
@@ -204,8 +205,6 @@ def reset(writer: MemoryFolderWriter) -> Backup:
     """Back up, then clear what Codex's reset clears, through one switch (switch.py): the
     roots emptied at once, then the rows; committed to history as the user's change.
     Returns the backup."""
-    from .switch import Switch
-
     home = writer.home
     with writer.change() as change:
         roots = _check_roots(home)
@@ -215,13 +214,12 @@ def reset(writer: MemoryFolderWriter) -> Backup:
             _refuse_live_consolidation(db, int(now))
         change.before()  # the state before, if history does not hold it yet
         backup = create_backup(home, now, "before reset")
-        sw = Switch(change, "reset")
+        sw = Switch(change)
         for root in roots:
             if root.is_dir():
                 sw.empty(root)
-        sw.commit(origin="user", message=f"reset: all memories cleared (backup {backup.id})",
-                  finish={"clear": [str(db) for db in dbs], "backup": str(backup.path)},
-                  what="reset")
+        sw.commit(ResetRows(dbs, backup.path), origin="user",
+                  message=f"reset: all memories cleared (backup {backup.id})", what="reset")
     return backup
 
 
@@ -229,15 +227,13 @@ def restore_backup(writer: MemoryFolderWriter, backup_id: str) -> Backup:
     """Put a backup back exactly, through one switch: every root and the rows of every
     pipeline DB, committed to history as a `restore`; the current state is backed up
     first. Returns that backup."""
-    from .switch import Switch
-
     home = writer.home
     with writer.change() as change:
         match = [b for b in list_backups(home) if b.id == backup_id]
         if not match:
             raise NotFound(f"no backup {backup_id!r} (see `memdeck backups`)")
         _check_roots(home)
-        sw = Switch(change, "restore-backup")
+        sw = Switch(change)
         try:  # read and unpack everything before anything live is touched
             unpacked, rows = _unpack(match[0].path, backup_id, sw.dir / "unpacked")
             write_atomic(sw.file("rows.json"), json.dumps(rows))
@@ -252,30 +248,65 @@ def restore_backup(writer: MemoryFolderWriter, backup_id: str) -> Backup:
         except BaseException:
             sw.discard()
             raise
-        sw.commit(origin="restore", message=f"restore backup {backup_id}",
-                  finish={"rows": str(sw.file("rows.json"))},
-                  what=f"restore backup {backup_id}",
+        sw.commit(RestoreBackupRows(sw.file("rows.json")), origin="restore",
+                  message=f"restore backup {backup_id}", what=f"restore backup {backup_id}",
                   gate=(f"backup {backup_id} would put back",
                         "it is kept as it is; nothing was restored"))
     return safety
 
 
-def finish_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> None:
-    """The rows of a reset (cleared) or a restored backup (put back), once its roots are
-    live; each database in one transaction, so running it again gives the same rows."""
-    home = change.writer.home
-    if "rows" in finish:
-        data = json.loads(Path(finish["rows"]).read_text(encoding="utf-8"))
+@row_step
+@dataclass
+class ResetRows(RowStep):
+    """A reset's rows: every pipeline database's stage-1 and memory-job rows cleared (each in
+    one transaction), and the proposals' files, once the emptied roots are live."""
+
+    op = "reset"
+    clear: list[Path]  # the pipeline databases (journal.py `pipeline_dbs`)
+    backup: Path | None  # the backup taken first, named in a failure
+
+    def to_json(self) -> dict[str, Any]:
+        return {"clear": [str(p) for p in self.clear],
+                "backup": None if self.backup is None else self.backup.name}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any], paths: JournalPaths) -> ResetRows:
+        backup = raw.get("backup")
+        return cls([paths.database(str(p)) for p in raw.get("clear", [])],
+                   None if backup is None else paths.backup(str(backup)))
+
+    def write(self, change: Change, lease: Lease | None) -> None:
+        home = change.writer.home
+        for db in self.clear:
+            if db.exists():
+                _write_rows(db, {}, backup=None if self.backup is None else str(self.backup))
+        if home.memdeck_db.exists():  # what the model wrote must not outlive the memories
+            discard_all_proposal_files(home, change.writer.store, change.writer.now())
+
+
+@row_step
+@dataclass
+class RestoreBackupRows(RowStep):
+    """A restored backup's rows, put back in every pipeline database it holds (each in one
+    transaction, so running it again gives the same rows)."""
+
+    op = "restore-backup"
+    rows: Path  # rows.json in the change's staging folder: {database: {table: rows}}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": self.rows.name}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any], paths: JournalPaths) -> RestoreBackupRows:
+        return cls(paths.staged_file(str(raw["rows"])))
+
+    def write(self, change: Change, lease: Lease | None) -> None:
+        home = change.writer.home
+        data = json.loads(self.rows.read_text(encoding="utf-8"))
         for rel, tables in data.items():
             path = Path(rel) if os.path.isabs(rel) else home.root / rel
             if path.exists():
                 _write_rows(path, tables)
-        return
-    for db in finish.get("clear", []):
-        if Path(db).exists():
-            _write_rows(Path(db), {}, backup=finish.get("backup"))
-    if home.memdeck_db.exists():  # what the model wrote must not outlive the memories
-        discard_all_proposal_files(home, change.writer.store, change.writer.now())
 
 
 def _write_rows(path: Path, tables: dict[str, Any], backup: str | None = None) -> None:

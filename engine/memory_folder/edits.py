@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any, Self
 
 from ..atomic import write_atomic, write_new
 from ..codex.external_import import READ_ONLY as IMPORTED_READ_ONLY
@@ -35,8 +36,9 @@ from ..codex.external_import import ImportScope, is_imported, scope_of
 from ..codex.home import CodexHome
 from ..errors import HomeError, MemdeckError, NotFound
 from ..redact import find_secrets
+from .journal import JournalPaths, RowStep, row_step
 from .switch import Switch
-from .writer import Change, MemoryFolderWriter
+from .writer import Change, Lease, MemoryFolderWriter
 
 NOTES_DIR = PurePosixPath("extensions/ad_hoc/notes")
 NOTE_KINDS = ("remember", "forget")
@@ -281,6 +283,38 @@ def _read_bytes(path: Path, rel: str) -> bytes | None:
 
 
 # -- writing ---------------------------------------------------------------------------------
+class _FilesOnly(RowStep):
+    """A change of files alone: no rows to write, and dropped when no file changed."""
+
+    writes_rows = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any], paths: JournalPaths) -> Self:
+        return cls()
+
+    def write(self, change: Change, lease: Lease | None) -> None:
+        pass
+
+
+@row_step
+@dataclass
+class EditRows(_FilesOnly):
+    """A person's edit of a memory file."""
+
+    op = "edit"
+
+
+@row_step
+@dataclass
+class NoteRows(_FilesOnly):
+    """A person's ad-hoc note."""
+
+    op = "note"
+
+
 @contextmanager
 def _writing(writer: MemoryFolderWriter, purpose: str) -> Iterator[Change]:
     """The writer's change of a root that exists, under the global lease."""
@@ -359,14 +393,14 @@ def save_file(writer: MemoryFolderWriter, rel: str, text: str,
                                    "save over it") from None
         if current == new:
             return MemorySaved(rel, version_of(new), False, None)
-        sw = Switch(change, "edit")
+        sw = Switch(change)
         staged = sw.copy_of(home.memory_root)
         try:
             write_atomic(staged / path.relative_to(home.memory_root), new)
         except OSError as e:
             sw.discard()
             raise MemdeckError(f"cannot write {rel}: {e.strerror or e}") from None
-        out = sw.commit(origin="user", message=f"edit {rel}", what=f"save {rel}")
+        out = sw.commit(EditRows(), origin="user", message=f"edit {rel}", what=f"save {rel}")
         return MemorySaved(rel, version_of(new), True, out.commit)
 
 
@@ -407,7 +441,7 @@ def add_note(writer: MemoryFolderWriter, text: str, kind: str) -> MemoryNote:
     slug = note_slug(text)
     with _writing(writer, "add a note") as change:
         resolve(home, NOTES_DIR.as_posix())  # no symlink on the way in the live root
-        sw = Switch(change, "note")
+        sw = Switch(change)
         notes = sw.copy_of(home.memory_root) / NOTES_DIR
         try:
             notes.mkdir(parents=True, exist_ok=True)
@@ -421,5 +455,5 @@ def add_note(writer: MemoryFolderWriter, text: str, kind: str) -> MemoryNote:
             sw.discard()
             raise MemdeckError(f"cannot write the note: {e.strerror or e}") from None
         rel = (NOTES_DIR / name).as_posix()
-        out = sw.commit(origin="user", message=f"note: {slug}", what="add a note")
+        out = sw.commit(NoteRows(), origin="user", message=f"note: {slug}", what="add a note")
         return MemoryNote(rel, kind, body, out.commit)

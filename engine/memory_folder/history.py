@@ -18,22 +18,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..clock import Clock
 from ..codex.home import CodexHome
-from ..codex.memory_layout import threads_in_root
 from ..crash_points import crash_point
 from ..errors import HomeError, NotFound
 from .baseline import is_codex_baseline
+from .origins import ORIGIN_LABEL, ORIGINS, Origin, is_origin
 
-if TYPE_CHECKING:
-    from .writer import Change, Lease, MemoryFolderWriter
-
-ORIGINS = ("codex", "consolidation", "user", "external", "restore", "start")
-# what the app and the CLI call each origin (the trailer keeps the stored word)
-ORIGIN_LABEL = {"codex": "Codex", "consolidation": "consolidation", "user": "user",
-                "external": "outside", "restore": "restore", "start": "start"}
+__all__ = ["ORIGINS", "ORIGIN_LABEL", "History", "HistoryEntry", "Origin", "origin_of"]
 TRAILER = "Memdeck-Origin"
 AUTHOR = ("memdeck", "memdeck@localhost")
 
@@ -42,7 +36,7 @@ AUTHOR = ("memdeck", "memdeck@localhost")
 class HistoryEntry:
     commit: str
     time: float
-    origin: str
+    origin: Origin
     summary: str
 
     @property
@@ -107,7 +101,7 @@ class History:
             return False
         return True
 
-    def snapshot_of(self, folder: Path, origin: str, summary: str) -> str | None:
+    def snapshot_of(self, folder: Path, origin: Origin, summary: str) -> str | None:
         """Commit `folder` (a copy of the root, e.g. what someone wrote into a folder while
         memdeck switched it away) as a state of the root, after the last one."""
         with self._repo(folder) as repo, _damaged(self.gitdir):
@@ -118,7 +112,7 @@ class History:
                             "-m", f"{summary}\n\n{TRAILER}: {origin}")
             return str(repo.head.commit.hexsha)
 
-    def snapshot(self, origin: str | None = None, summary: str = "",
+    def snapshot(self, origin: Origin | None = None, summary: str = "",
                  trailers: dict[str, str] | None = None) -> str | None:
         """Commit the root if history does not hold its state yet; return the new commit.
 
@@ -150,7 +144,7 @@ class History:
                             "-m", "\n".join(lines))
             return str(repo.head.commit.hexsha)
 
-    def _record_missing_root(self, origin: str | None, summary: str) -> str | None:
+    def _record_missing_root(self, origin: Origin | None, summary: str) -> str | None:
         """The root is gone: commit the empty tree after the last state, without a work tree."""
         import git
 
@@ -219,66 +213,6 @@ class History:
             return _entry(c)
 
 
-def restore(writer: MemoryFolderWriter, rev: str) -> str:
-    """Make the root what it was at `rev`, as a new `restore` commit (whatever is there now
-    is kept first); under the global lease, through one switch (switch.py). Returns the new
-    commit.
-
-    Codex's selection (`selected_for_phase2`: which raw memories the memory folder holds)
-    follows the restored files, as it was when that state was live: exactly the raw memories
-    whose rollout summary the restored root holds are selected. Going back past a
-    consolidation so unselects what the restored files no longer hold (the next phase 2 adds
-    them again: "waiting for consolidation"), and coming forward again selects them back
-    ("in the consolidated memory"). The lease leaves the global job pending.
-
-    The files Codex imported from another agent's memory stay as they are live: they are
-    Codex's copy of that agent's memory now, not a state of memdeck's (a restore neither
-    rolls them back nor brings back a project Codex's import or a reset removed)."""
-    from ..codex.external_import import carry_over
-    from .switch import Switch
-
-    with writer.change() as change, change.lease("restore") as lease:
-        root = change.history.root
-        if not root.is_dir():
-            raise HomeError(f"{root.name}/ does not exist; there is nothing to restore into")
-        sw = Switch(change, "restore")
-        try:
-            staged = sw.copy_of(root, only_git=True)
-            c = change.history.check_out_into(rev, staged)
-            carry_over(root, staged)
-            held = threads_in_root(staged)
-            rows = lease.db.conn.execute(
-                "SELECT thread_id, source_updated_at FROM stage1_outputs").fetchall()
-            selected = sorted([str(t), int(s)] for t, s in rows if t in held)
-        except BaseException:
-            sw.discard()
-            raise
-        out = sw.commit(origin="restore", message=f"restore {c.commit[:12]}: {c.summary}",
-                        trailers={"Memdeck-Restored": c.commit},
-                        finish={"select": selected}, lease=lease,
-                        what=f"restore {c.commit[:12]}",
-                        gate=(f"restoring {c.commit[:12]} would put back",
-                              "remove it from history first (memdeck history "
-                              "--purge-secret TEXT), then restore"))
-        return out.commit or rev
-
-
-def finish_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> None:
-    """A restore's rows: Codex's selection as the restored files hold it (a journal of an
-    older memdeck says only whether to clear it)."""
-    if "select" in finish:
-        selected = [(str(t), int(s)) for t, s in finish["select"]]
-    elif finish.get("clear_selection"):
-        selected = []
-    else:
-        return
-    if lease is None:
-        with change.lease("finish an interrupted restore") as own:
-            own.db.set_phase2_selection(selected)
-    else:
-        lease.db.set_phase2_selection(selected)
-
-
 @contextmanager
 def _damaged(gitdir: Path) -> Iterator[None]:
     """Git failing on the history repository: one line saying what to do."""
@@ -309,12 +243,12 @@ def _entry(c: Any) -> HistoryEntry:
     return HistoryEntry(c.hexsha, float(c.committed_date), origin, str(c.summary))
 
 
-def origin_of(message: str) -> str:
+def origin_of(message: str) -> Origin:
     """The origin a commit message names (its `Memdeck-Origin:` trailer); `external` when
     none."""
     for line in reversed(message.strip().splitlines()):
         if line.startswith(f"{TRAILER}:"):
             value = line.split(":", 1)[1].strip()
-            return value if value in ORIGINS else "external"
+            return value if is_origin(value) else "external"
     return "external"
 

@@ -1,4 +1,13 @@
-"""The journal of a change of the memory folder (`memdeck/change.journal`, switch.py).
+"""The journal of a change of the memory folder (`memdeck/change.journal`, switch.py), typed.
+
+A `Journal` is what every change has (its roots, their states, its history entry) and its
+operation's rows step: one dataclass per operation (`RowStep`: accept.py `AcceptRows`,
+restore.py `RestoreRows`, backup.py `ResetRows` and `RestoreBackupRows`, forget_change.py
+`ForgetRows`, edits.py `EditRows` and `NoteRows`), which knows its own fields, how to write
+and read them, and how to write its rows once the roots are live. Each is registered under
+its operation's name with `@row_step`; the switch calls the step of the journal it holds and
+never names an operation, and recovery.py imports every operation so a journal found after
+a crash finds its step.
 
 Written once the change is decided, read back by whichever command finds it after a crash.
 What it names is checked before anything follows it, so that a journal edited by hand (or
@@ -10,25 +19,36 @@ by someone else) can never make memdeck touch a file outside the home:
 - a root must be one of this home's memory roots, a staged path must sit in the change's
   own staging folder, and the paths an operation's rows step uses (the pipeline databases a
   reset clears, the backup it took, the rows a restore-backup writes, the rollout a forget
-  appends to) must be the ones this home has for them;
-- a journal of a newer memdeck (a version this one does not know) is refused, not guessed.
+  appends to) must be the ones this home has for them (`JournalPaths`).
 
-Journals of memdecks before version 2 held absolute paths; they are read by their real path.
+A journal memdeck does not know (a newer memdeck's version, an operation or an origin this one
+does not have) is refused and left as it is (`UnknownJournal`): only the memdeck that wrote
+it knows how to finish it. One that is damaged or names what is not this home's is
+`JournalError`: written atomically before anything moved, so nothing of it happened.
+
+Versions: 3 (this one) keeps the rows step's fields under `rows`; 2 kept the same fields
+under `finish`; 1 also held absolute paths, read by their real path. All three are read.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypeVar, get_args
 
 from ..codex.home import CodexHome
+from .origins import Origin, is_origin
 
-VERSION = 2
-OPS = ("accept", "restore", "reset", "restore-backup", "forget", "edit", "note")
-STATES = ("committed", "reverting")
+if TYPE_CHECKING:
+    from .writer import Change, Lease
+
+VERSION = 3
+READS = (1, 2, VERSION)
+JournalState = Literal["committed", "reverting"]
+STATES: tuple[JournalState, ...] = get_args(JournalState)
 
 
 class JournalError(ValueError):
@@ -36,9 +56,13 @@ class JournalError(ValueError):
     (written atomically before anything moved, so nothing of it happened)."""
 
 
-class NewerJournal(JournalError):
-    """A journal of a newer memdeck: its change may be half done, and only that memdeck knows
-    how to finish it; it is left as it is."""
+class UnknownJournal(JournalError):
+    """A journal this memdeck does not know how to finish: its change may be half done, and
+    only the memdeck that wrote it knows the rest; it is left as it is."""
+
+
+class NewerJournal(UnknownJournal):
+    """A journal of a newer memdeck (a version this one does not know)."""
 
 
 @dataclass
@@ -49,47 +73,133 @@ class RootChange:
     new: str | None = None  # the staged state
 
 
+@dataclass(frozen=True)
+class HistoryNote:
+    """The history entry the change commits once its rows are written."""
+
+    origin: Origin
+    message: str
+    trailers: dict[str, str] = field(default_factory=dict)
+
+
+class JournalPaths:
+    """What the paths of a rows step are checked against: this home's own, and the change's
+    staging folder. Reading takes both spellings (a name, or an older memdeck's absolute
+    path); anything else is `JournalError`."""
+
+    def __init__(self, home: CodexHome, folder: Path) -> None:
+        self.home = home
+        self.folder = folder  # memdeck/staging/<id>
+
+    def database(self, text: str) -> Path:
+        """One of the pipeline databases a reset may clear."""
+        return _one_of(text, pipeline_dbs(self.home), "a database")
+
+    def backup(self, text: str) -> Path:
+        b = Path(text)
+        return _inside(b if b.is_absolute() else self.home.backups_dir / b,
+                       self.home.backups_dir, "memdeck's backups")
+
+    def staged_file(self, text: str) -> Path:
+        p = Path(text)
+        return _inside(p if p.is_absolute() else self.folder / p, self.folder,
+                       "its staging folder")
+
+    def rollout(self, text: str) -> Path:
+        p = Path(text)
+        real = _real(p)
+        for base in (self.home.sessions_dir, self.home.archived_dir):
+            b = _real(base)
+            if real.startswith(b + os.sep) and real.endswith(".jsonl"):
+                return p
+        raise JournalError("names a rollout outside this home's sessions")
+
+
+Step = TypeVar("Step", bound="RowStep")
+
+
+class RowStep(ABC):
+    """An operation's rows: the fields its journal holds and the step that writes them once
+    its roots are live (Codex's and memdeck's rows; nothing for an edit). The step runs
+    again safely: a command that finds the journal after a crash runs it once more."""
+
+    op: ClassVar[str]  # the operation's name in the journal
+    writes_rows: ClassVar[bool] = True  # False: a change of files only, dropped when none
+
+    @abstractmethod
+    def to_json(self) -> dict[str, Any]:
+        """The fields as the journal holds them (paths as names where they have one)."""
+
+    @classmethod
+    @abstractmethod
+    def from_json(cls, raw: dict[str, Any], paths: JournalPaths) -> Self:
+        """The fields read back, every path checked (`JournalError` when one is not the
+        home's); raises KeyError, TypeError or ValueError on damage."""
+
+    @abstractmethod
+    def write(self, change: Change, lease: Lease | None) -> None:
+        """Write the rows. `lease`: the global lease the change holds (None when a recovery
+        finishes it: the step takes one itself if it needs one)."""
+
+
+ROW_STEPS: dict[str, type[RowStep]] = {}
+
+
+def row_step(cls: type[Step]) -> type[Step]:
+    """Register an operation's rows step under its name (`cls.op`), for the journal reader."""
+    if ROW_STEPS.get(cls.op, cls) is not cls:
+        raise ValueError(f"two row steps for {cls.op!r}")
+    ROW_STEPS[cls.op] = cls
+    return cls
+
+
 @dataclass
 class Journal:
-    op: str
     id: str
     dir: Path  # memdeck/staging/<id>
     roots: list[RootChange]
     what: str
-    history: dict[str, Any]  # origin, message, trailers
-    finish: dict[str, Any] = field(default_factory=dict)
-    state: str = "committed"
+    history: HistoryNote
+    rows: RowStep
+    state: JournalState = "committed"
     kept: dict[str, str | None] = field(default_factory=dict)  # root -> state kept (reverting)
 
+    @property
+    def op(self) -> str:
+        return self.rows.op
+
     # -- writing ---------------------------------------------------------------------------
-    def dumps(self, home: CodexHome) -> str:
+    def dumps(self) -> str:
         return json.dumps({
             "version": VERSION, "op": self.op, "id": self.id, "what": self.what,
-            "state": self.state, "history": self.history,
+            "state": self.state,
+            "history": {"origin": self.history.origin, "message": self.history.message,
+                        "trailers": self.history.trailers},
             "roots": [{"root": r.root.name, "staged": r.staged.name, "base": r.base,
                        "new": r.new} for r in self.roots],
             "kept": {Path(k).name: v for k, v in self.kept.items()},
-            "finish": _relative_finish(self.op, self.finish, home, self.dir),
+            "rows": self.rows.to_json(),
         }, ensure_ascii=False)
 
     # -- reading ---------------------------------------------------------------------------
     @classmethod
-    def loads(cls, text: str, home: CodexHome, staging: Path) -> Journal:
+    def loads(cls, text: str, home: CodexHome, staging: Path,
+              steps: dict[str, type[RowStep]] | None = None) -> Journal:
         """The journal in `text`, its paths made absolute in this home's spelling; raises
-        `JournalError` for anything memdeck must not follow."""
+        `UnknownJournal` for one this memdeck does not know, `JournalError` for anything
+        else it must not follow. `steps`: the registered row steps (`ROW_STEPS`)."""
         try:
             raw = json.loads(text)
             if not isinstance(raw, dict):
                 raise JournalError("not a journal of memdeck's")
             version = raw.get("version", 1)
-            if isinstance(version, int) and version > VERSION:
+            if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
                 raise NewerJournal(f"version {version}, this memdeck knows {VERSION}")
-            if version not in (1, VERSION):
+            if version not in READS:
                 raise JournalError(f"an unknown version ({version!r})")
-            op, ident = str(raw["op"]), str(raw["id"])
-            if op not in OPS:
-                raise JournalError(f"an operation memdeck does not know ({op!r})")
-            if str(raw.get("state", "committed")) not in STATES:
+            ident = str(raw["id"])
+            state = str(raw.get("state", "committed"))
+            if state not in STATES:
                 raise JournalError("a state memdeck does not know")
             if version == 1:
                 folder = _inside(Path(raw["dir"]), staging, "the staging folder")
@@ -100,14 +210,27 @@ class Journal:
             roots = [_root(r, home, folder, version) for r in raw["roots"]]
             kept = {str(_root_path(k, home, version)): v
                     for k, v in dict(raw.get("kept") or {}).items()}
-            history = dict(raw["history"])
-            finish = _absolute_finish(op, dict(raw.get("finish") or {}), home, folder, version)
-            return cls(op, ident, folder, roots, str(raw["what"]), history, finish,
-                       str(raw.get("state", "committed")), kept)
+            history = _history(dict(raw["history"]))
+            op = str(raw["op"])
+            step = (ROW_STEPS if steps is None else steps).get(op)
+            if step is None:
+                raise UnknownJournal(f"an operation this memdeck does not know ({op!r})")
+            fields = raw.get("rows" if version == VERSION else "finish") or {}
+            rows = step.from_json(dict(fields), JournalPaths(home, folder))
+            return cls(ident, folder, roots, str(raw["what"]), history, rows,
+                       state, kept)
         except JournalError:
             raise
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise JournalError(f"damaged ({type(e).__name__})") from None
+
+
+def _history(h: dict[str, Any]) -> HistoryNote:
+    origin = str(h["origin"])
+    if not is_origin(origin):
+        raise UnknownJournal(f"an origin this memdeck does not know ({origin!r})")
+    trailers = {str(k): str(v) for k, v in dict(h.get("trailers") or {}).items()}
+    return HistoryNote(origin, str(h["message"]), trailers)
 
 
 def _name(text: object) -> str:
@@ -155,7 +278,6 @@ def _root(r: dict[str, Any], home: CodexHome, folder: Path, version: int) -> Roo
     return RootChange(root, staged, base, new)
 
 
-# -- the paths an operation's rows step uses ---------------------------------------------------
 def pipeline_dbs(home: CodexHome) -> list[Path]:
     """Every pipeline database a reset may clear: Codex's two and memdeck's own copies."""
     return [home.sqlite_home / "memories_1.sqlite", home.sqlite_home / "memories_v2_1.sqlite",
@@ -168,43 +290,3 @@ def _one_of(text: str, allowed: list[Path], what: str) -> Path:
         if str(p) == text or _real(p) == real:
             return p
     raise JournalError(f"names {what} that is not this home's")
-
-
-def _in_sessions(text: str, home: CodexHome) -> Path:
-    p = Path(text)
-    real = _real(p)
-    for base in (home.sessions_dir, home.archived_dir):
-        b = _real(base)
-        if real.startswith(b + os.sep) and real.endswith(".jsonl"):
-            return p
-    raise JournalError("names a rollout outside this home's sessions")
-
-
-def _absolute_finish(op: str, finish: dict[str, Any], home: CodexHome, folder: Path,
-                     version: int) -> dict[str, Any]:
-    out = dict(finish)
-    if op == "reset":
-        out["clear"] = [_one_of(str(p), pipeline_dbs(home), "a database")
-                        for p in finish.get("clear", [])]
-        out["clear"] = [str(p) for p in out["clear"]]
-        if finish.get("backup") is not None:
-            b = Path(str(finish["backup"]))
-            out["backup"] = str(_inside(b if b.is_absolute() else home.backups_dir / b,
-                                        home.backups_dir, "memdeck's backups"))
-    elif op == "restore-backup" and "rows" in finish:
-        rows = Path(str(finish["rows"]))
-        out["rows"] = str(_inside(rows if rows.is_absolute() else folder / rows, folder,
-                                  "its staging folder"))
-    elif op == "forget":
-        out["path"] = str(_in_sessions(str(finish["path"]), home))
-    return out
-
-
-def _relative_finish(op: str, finish: dict[str, Any], home: CodexHome,
-                     folder: Path) -> dict[str, Any]:
-    out = dict(finish)
-    if op == "restore-backup" and "rows" in finish:
-        out["rows"] = Path(finish["rows"]).name
-    elif op == "reset" and finish.get("backup") is not None:
-        out["backup"] = Path(finish["backup"]).name
-    return out  # databases and rollouts are checked against the home's own list on reading

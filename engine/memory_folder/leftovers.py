@@ -5,7 +5,7 @@ live memdeck is inside a change, so every journal, staging folder, temp file and
 found here belongs to a dead one. In order:
 
 1. the change a crash interrupted: finished from its journal, or its staging forgotten
-   (switch.py `recover`), and an accept of a memdeck before the switch (accept.py);
+   (recovery.py), and an accept of a memdeck before the switch (accept.py);
 2. git's own locks in the history repository (`index.lock`, `HEAD.lock`, …): removed when no
    running process has them open; one held by a live process (a `git` a person runs there)
    is named and left alone;
@@ -35,13 +35,9 @@ def recover(writer: MemoryFolderWriter) -> str | None:
         for gitdir in _history_dirs(writer):
             done += _clear_git_locks(gitdir)
         if change_left(writer.home):  # what finishes a change is imported only when needed
-            from .accept import recover_legacy
-            from .switch import recover as recover_switch
+            from .recovery import finish_interrupted
 
-            for step in (recover_switch, recover_legacy):
-                what = step(change)
-                if what:
-                    done.append(what)
+            done += finish_interrupted(change)
         done += _clear_backup_temps(writer.home.backups_dir)
     return "; ".join(done) or None
 

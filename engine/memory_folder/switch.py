@@ -15,12 +15,14 @@ state first, then makes it live through `Switch.commit`:
 4. **check**: the old root must still be exactly `base`. If someone wrote to it after the
    change's own checks (an editor, `echo >>`), the switch is undone, the change refused, and
    what they wrote is kept, as they left it, and recorded in history;
-5. **rows**, **history**, **clean-up**, in that order; each can run again.
+5. **rows** (the operation's own step, `RowStep.write`: journal.py), **history**,
+   **clean-up**, in that order; each can run again.
 
-`recover` runs the same steps from the journal, so a change killed at any point is finished
-(or, before its journal, forgotten: the staging folder is removed) by whichever command
-opens the home next, under the home's lock (home_lock.py), which tells it no live memdeck is
-still working on them.
+The switch never names an operation: each hands `commit` its rows step, a typed part of the
+journal. recovery.py runs `complete` from the journal a killed memdeck left, so a change
+killed at any point is finished (or, before its journal, forgotten: the staging folder is
+removed) by whichever command opens the home next, under the home's lock (home_lock.py),
+which tells it no live memdeck is still working on them.
 """
 
 from __future__ import annotations
@@ -29,10 +31,8 @@ import errno
 import os
 import shutil
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..atomic import fsync_dir, write_atomic
 from ..content_gate import added_findings, refusal
@@ -40,9 +40,10 @@ from ..crash_points import crash_point
 from ..errors import HomeError, MemdeckError
 from ..phase2.proposals import root_state
 from .in_place import is_mount, recover_in_place, swap_in_place
-from .journal import Journal, JournalError, NewerJournal, RootChange
+from .journal import HistoryNote, Journal, RootChange, RowStep
 from .leftover_paths import JOURNAL, STAGING
 from .open_writers import wait_for_writers
+from .origins import Origin
 from .swap import exchange
 from .swap import recover as recover_swap
 from .writer import Change, Lease
@@ -50,10 +51,6 @@ from .writer import Change, Lease
 
 class ChangedMeanwhile(MemdeckError):
     """The memory folder changed while a change ran; nothing of it was applied."""
-
-
-# op -> how its rows are written once its roots are live: (change, finish data, lease or None)
-Finisher = Callable[[Change, dict[str, Any], Lease | None], None]
 
 
 @dataclass(frozen=True)
@@ -73,9 +70,8 @@ def staging_root(change: Change) -> Path:
 class Switch:
     """One change being built: stage its roots, then `commit`."""
 
-    def __init__(self, change: Change, op: str) -> None:
+    def __init__(self, change: Change) -> None:
         self.change = change
-        self.op = op
         change.writer.home.ensure_memdeck_dir()
         change.writer.lock.ensure_across_processes()
         self.id = uuid.uuid4().hex[:12]
@@ -131,10 +127,11 @@ class Switch:
     def discard(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def commit(self, *, origin: str, message: str, trailers: dict[str, str] | None = None,
-               finish: dict[str, Any] | None = None, lease: Lease | None = None,
+    def commit(self, rows: RowStep, *, origin: Origin, message: str,
+               trailers: dict[str, str] | None = None, lease: Lease | None = None,
                what: str = "", gate: tuple[str, str] | None = None) -> Outcome:
-        """Make the staged roots live, then write the rows and the history entry.
+        """Make the staged roots live, then write the rows (`rows.write`) and the history
+        entry. `what`: the change in a few words, for its messages (default: the op).
 
         `gate` = (who, advice): the new state must add no secret and no control character
         to any root (content_gate.py), else `ContentRefused` "<who> a secret (…); <advice>"
@@ -147,7 +144,8 @@ class Switch:
                 raise refusal(gate[0], found, gate[1])
         for r in self.roots:
             r.new = root_state(r.staged)
-        if finish is None and all(r.new == r.base for r in self.roots):
+        what = what or rows.op
+        if not rows.writes_rows and all(r.new == r.base for r in self.roots):
             self.discard()
             return Outcome(False, None)
         history_root = self.change.history.root
@@ -160,16 +158,15 @@ class Switch:
         if held:  # a writer with a file of the folder open: what it writes next would be lost
             self.discard()
             raise HomeError(f"{held}; memdeck waited for it to close the file and nothing of "
-                            f"the {what or self.op} was applied; close it and try again")
+                            f"the {what} was applied; close it and try again")
         for r in self.roots:  # the common case of an outside change, before anything moved
             if _state(r.root) != r.base:
                 self.discard()
                 self.change.before()  # what they wrote, recorded as theirs
-                raise ChangedMeanwhile(_meanwhile(what or self.op, r.root))
+                raise ChangedMeanwhile(_meanwhile(what, r.root))
         crash_point("switch.staged")
-        journal = Journal(self.op, self.id, self.dir, self.roots, what or self.op,
-                          {"origin": origin, "message": message, "trailers": trailers or {}},
-                          finish or {})
+        journal = Journal(self.id, self.dir, self.roots, what,
+                          HistoryNote(origin, message, trailers or {}), rows)
         _write(self.change, journal)
         crash_point("switch.journaled")
         return complete(self.change, journal, lease)
@@ -193,7 +190,7 @@ def _state(p: Path) -> str | None:
 
 
 def _write(change: Change, journal: Journal) -> None:
-    write_atomic(journal_path(change), journal.dumps(change.writer.home))
+    write_atomic(journal_path(change), journal.dumps())
 
 
 def _exchange(root: Path, staged: Path) -> None:
@@ -256,10 +253,10 @@ def complete(change: Change, journal: Journal, lease: Lease | None = None) -> Ou
         _revert(change, journal)
         first = next(iter(journal.kept), str(journal.roots[0].root))
         raise ChangedMeanwhile(_meanwhile(journal.what, Path(first)))
-    _finisher(journal.op)(change, journal.finish, lease)
+    journal.rows.write(change, lease)
     crash_point("switch.rows")
     h = journal.history
-    commit = change.after(h["origin"], h["message"], h["trailers"])
+    commit = change.after(h.origin, h.message, h.trailers)
     crash_point("switch.recorded")
     _keep_late_writes(change, journal)
     _clean(change, journal)
@@ -275,7 +272,7 @@ def _keep_late_writes(change: Change, journal: Journal) -> None:
             change.history.snapshot_of(r.staged, "external",
                                        "written into the folder memdeck replaced")
             h = journal.history  # and the live folder again after it
-            change.after(h["origin"], h["message"], h["trailers"])
+            change.after(h.origin, h.message, h.trailers)
 
 
 def _revert(change: Change, journal: Journal) -> None:
@@ -300,59 +297,3 @@ def _clean(change: Change, journal: Journal) -> None:
     journal_path(change).unlink(missing_ok=True)
     fsync_dir(journal_path(change).parent)
     shutil.rmtree(journal.dir, ignore_errors=True)
-
-
-def _no_rows(change: Change, finish: dict[str, Any], lease: Lease | None) -> None:
-    pass
-
-
-def _finisher(op: str) -> Finisher:
-    if op == "accept":
-        from .accept import finish_rows as accept_rows
-        return accept_rows
-    if op == "restore":
-        from .history import finish_rows as restore_rows
-        return restore_rows
-    if op in ("reset", "restore-backup"):
-        from .backup import finish_rows as backup_rows
-        return backup_rows
-    if op == "forget":
-        from .forget_change import finish_rows as forget_rows
-        return forget_rows
-    return _no_rows  # edits and notes change no rows
-
-
-def recover(change: Change) -> str | None:
-    """Finish the change a killed memdeck left journaled, or clear what it staged before its
-    journal. Returns what was done ("finished <what>", "kept an outside change", "cleared"),
-    None when there was nothing to do. Called under the home's lock."""
-    journal, staging = journal_path(change), staging_root(change)
-    if not journal.exists():
-        if staging.is_dir() and any(staging.iterdir()):
-            shutil.rmtree(staging)
-            return "removed the staging folder an interrupted change left"
-        return None
-    try:
-        data = Journal.loads(journal.read_text(encoding="utf-8"), change.writer.home, staging)
-    except NewerJournal as e:
-        raise HomeError(f"{journal} is the journal of a change a newer memdeck was making "
-                        f"({e}); finish it with that memdeck, or move the file aside to give "
-                        "the change up") from None
-    except (JournalError, OSError, UnicodeDecodeError):
-        # written atomically before anything moved: a damaged journal means nothing did
-        # (and one naming folders that are not memdeck's is never followed)
-        shutil.rmtree(staging, ignore_errors=True)
-        journal.unlink(missing_ok=True)
-        return "cleared a change that was never started"
-    what = data.what
-    try:
-        complete(change, data)
-    except ChangedMeanwhile:
-        return f"undid an interrupted {what}: the memory folder had changed meanwhile"
-    except MemdeckError as e:
-        raise HomeError(f"cannot finish an interrupted {what} yet: {e}") from None
-    except (OSError, ValueError, KeyError, TypeError) as e:  # its staged data is damaged
-        raise HomeError(f"cannot finish an interrupted {what}: {type(e).__name__}: {e}; to "
-                        f"give it up, move {journal} aside (the memory folder is as it was "
-                        "or as the change left it, and history holds both)") from None
-    return f"finished an interrupted {what}"

@@ -6,9 +6,10 @@ history commit all change what Codex reads in its next session. Each runs inside
 
 1. the home's lock (home_lock.py): re-entrant across the app's worker threads, exclusive
    across processes, so a recovery never clears what a live memdeck is building;
-2. crash recovery (`recover`): a change a crash interrupted is finished or undone first
-   (switch.py), stale git locks and temp files of a dead memdeck are removed, before anything
-   else touches the root;
+2. crash recovery (`recover`, handed in by whoever builds the writer: the facade gives it
+   leftovers.py `recover`): a change a crash interrupted is finished or undone first
+   (recovery.py), stale git locks and temp files of a dead memdeck are removed, before
+   anything else touches the root;
 3. `Change.lease(purpose)`: the global consolidation lease in Codex's pipeline DB, across
    processes, so no consolidation (memdeck's or Codex's own phase 2) runs meanwhile. Taken
    after the change's own checks, so a refused change leaves the job row as it was. Reset
@@ -34,6 +35,7 @@ from ..errors import HomeError
 from ..store import Store
 from .history import History
 from .home_lock import HomeLock, home_lock
+from .origins import Origin
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ class Change:
         """Record the state about to be replaced; the new commit, or None if history held it."""
         return self.history.snapshot()
 
-    def after(self, origin: str, message: str,
+    def after(self, origin: Origin, message: str,
               trailers: dict[str, str] | None = None) -> str | None:
         """Commit the changed folder as `origin`'s; None if the folder did not change."""
         return self.history.snapshot(origin, message, trailers)
@@ -76,12 +78,15 @@ class MemoryFolderWriter:
     """Changes one Codex home's live memory folder. Cheap to build; build one per call.
 
     `store` is called only when the change needs memdeck's database (an accept), so a
-    change that does not never creates it."""
+    change that does not never creates it. `recover` finishes what a killed memdeck left
+    (leftovers.py `recover`); the writer runs it under its lock and knows nothing of it."""
 
-    def __init__(self, home: CodexHome, clock: Clock, store: Callable[[], Store]) -> None:
+    def __init__(self, home: CodexHome, clock: Clock, store: Callable[[], Store],
+                 recover: Recovery) -> None:
         self.home = home
         self.clock = clock
         self._store = store
+        self._recover = recover
         self.lock: HomeLock = home_lock(home.memdeck_dir)
 
     @property
@@ -96,14 +101,12 @@ class MemoryFolderWriter:
         (git locks, temp files); one line saying what was done, or None. `wait=False` (a
         command opening the home): when another memdeck is changing the folder right now,
         nothing is left over to recover, so do not wait for it."""
-        from .leftovers import recover
-
         if not self.home.memdeck_dir.is_dir() or self.home.memdeck_dir.is_symlink():
             return None  # memdeck never changed this home: nothing to recover, nothing made
         if not self.lock.acquire(wait=wait):
             return None
         try:
-            return recover(self)
+            return self._recover(self)
         finally:
             self.lock.__exit__(None, None, None)
 
@@ -118,3 +121,7 @@ class MemoryFolderWriter:
             if recover:
                 self.recover()
             yield Change(self)
+
+
+# what recovers a home before a change: one line saying what was done, or None
+Recovery = Callable[[MemoryFolderWriter], str | None]

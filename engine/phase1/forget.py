@@ -22,7 +22,6 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..atomic import write_atomic
 from ..codex import jsonfast
@@ -117,24 +116,24 @@ def append_disabled_meta(path: Path, timestamp: str) -> tuple[Path, int]:
     return path, line_no
 
 
-def forget_now(home: CodexHome, plan: dict[str, Any]) -> dict[str, Any]:
-    """The forget itself, as `memory_folder/forget_change.py` plans it (thread, path,
-    already, stamp, now); runs again safely: a rollout already disabled gets no second line,
-    rows already deleted stay deleted. Returns what it did (path, had, enqueued, line_no)."""
-    path, line_no = Path(plan["path"]), 0
+def forget_now(home: CodexHome, thread: str, rollout: Path, *, already: bool, stamp: str,
+               now: int) -> ForgetResult:
+    """The forget itself, as `memory_folder/forget_change.py` journals it; runs again
+    safely: a rollout already disabled gets no second line, rows already deleted stay
+    deleted. Returns what it did."""
+    path, line_no = rollout, 0
     if not path.exists() and is_compressed(path):
         path = path.with_name(path.name[: -len(".zst")])  # re-materialised before a crash
     # a rollout gone since (deleted by the user) has no mode left to change: the rows go
-    if (not plan["already"] and path.exists()
+    if (not already and path.exists()
             and read_rollout(path).memory_mode != "disabled"):
-        path, line_no = append_disabled_meta(path, plan["stamp"])
+        path, line_no = append_disabled_meta(path, stamp)
     crash_point("forget.appended")
     db = PipelineDB.open(home)
     try:
         row = db.conn.execute("SELECT selected_for_phase2 FROM stage1_outputs "
-                              "WHERE thread_id = ?", (plan["thread"],)).fetchone()
-        had = db.forget_thread(plan["thread"], plan["now"])
+                              "WHERE thread_id = ?", (thread,)).fetchone()
+        had = db.forget_thread(thread, now)
     finally:
         db.close()
-    return {"path": str(path), "had": had, "enqueued": bool(row and row[0]),
-            "line_no": line_no}
+    return ForgetResult(thread, str(path), had, bool(row and row[0]), already, line_no)
