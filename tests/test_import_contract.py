@@ -12,6 +12,13 @@ functions and under `if TYPE_CHECKING:`):
        < demo, watch and the facade
    (foundation: the shared top-level modules; the facade: engine/__init__.py and the modules
    that are part of it). Every engine module must belong to a layer.
+4. No import cycle inside a package: among the modules of one folder (engine/, tui/ and each
+   of their packages), no module imports one that imports it back, directly or round a
+   circle. Imports inside functions count (they only postpone the circle to the first call,
+   and hide it from a reader), and so do the ones under `if TYPE_CHECKING:`: a circle of
+   types is still two modules that cannot be read, type-checked or moved apart, and the cure
+   is the same (what both need goes into a module both import). Across packages the layers
+   of rule 3 already forbid a circle.
 
 Each rule is a function of (module name, path, source) returning one line per violation,
 naming the file and line, so the tests at the end can feed them offending sources and see
@@ -21,6 +28,7 @@ them fail.
 from __future__ import annotations
 
 import ast
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -167,6 +175,95 @@ def layer_violations(module: str, path: str, source: str) -> list[str]:
     return bad
 
 
+# -- rule 4: no import cycle inside a package ---------------------------------------------
+
+
+def _within(module: str, target: str, name: str | None, siblings: set[str]) -> str | None:
+    """The module of the same package an import names (`from . import x`, `from .x import
+    y`, `import memdeck.engine.x`), or None when it names none."""
+    if name is not None and f"{target}.{name}" in siblings:
+        return f"{target}.{name}"
+    return target if target in siblings and target != module else None
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each in order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                out.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _circle(graph: dict[str, set[str]], part: list[str]) -> list[str]:
+    """One circle through the first module of `part` (a shortest one), ending where it
+    started."""
+    start, inside = part[0], set(part)
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        v = queue.pop(0)
+        for w in sorted(graph[v] & inside):
+            if w == start:
+                return paths[v] + [start]
+            if w not in paths:
+                paths[w] = paths[v] + [w]
+                queue.append(w)
+    return part + [start]  # pragma: no cover - a component always has a circle
+
+
+def cycle_violations(sources: list[tuple[str, str, str]]) -> list[str]:
+    """One line per import circle among the modules of one package, naming each step's file
+    and line: `a.py:3 -> b.py:7 -> a.py`."""
+    by_package: dict[str, dict[str, tuple[str, str]]] = {}
+    for module, path, source in sources:
+        package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+        by_package.setdefault(package, {})[module] = (path, source)
+    bad = []
+    for package, modules in sorted(by_package.items()):
+        siblings = set(modules)
+        graph: dict[str, set[str]] = {m: set() for m in modules}
+        where: dict[tuple[str, str], int] = {}
+        for module, (path, source) in modules.items():
+            for line, target, name in imports(module, path, source):
+                other = _within(module, target, name, siblings)
+                if other is not None and other != module:
+                    graph[module].add(other)
+                    where.setdefault((module, other), line)
+        for part in _cycles(graph):
+            circle = _circle(graph, part)
+            steps = [f"{modules[a][0]}:{where[(a, b)]}" for a, b in pairwise(circle)]
+            rest = sorted(modules[m][0] for m in set(part) - set(circle))
+            bad.append(" -> ".join(steps + [modules[circle[0]][0]])
+                       + f": an import circle inside {package}"
+                       + (f" (in the same knot: {', '.join(rest)})" if rest else "")
+                       + "; move what they share into a module both import")
+    return bad
+
+
 # -- the checks over the repository -------------------------------------------------------
 
 
@@ -204,6 +301,11 @@ def test_the_engine_imports_no_ui() -> None:
 
 def test_the_engine_packages_are_layered() -> None:
     bad = [v for m, p, s in _sources("engine") for v in layer_violations(m, p, s)]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_package_has_an_import_circle() -> None:
+    bad = cycle_violations(_sources("engine") + _sources("tui"))
     assert not bad, "\n".join(bad)
 
 
@@ -284,3 +386,55 @@ def test_a_module_in_no_layer_fails() -> None:
     bad = layer_violations("memdeck.engine.helpers", "engine/helpers.py", "import os\n")
     assert bad == ["engine/helpers.py:1 memdeck.engine.helpers is in no layer: place it "
                    "(test_import_contract.py)"]
+
+
+# a fake package, its modules as (module, path, source)
+def _fake(**modules: str) -> list[tuple[str, str, str]]:
+    return [(f"memdeck.engine.fake.{m}" if m != "__init__" else "memdeck.engine.fake",
+             f"engine/fake/{m}.py", src) for m, src in modules.items()]
+
+
+def test_two_modules_importing_each_other_fail() -> None:
+    bad = cycle_violations(_fake(a="import os\nfrom .b import B\nA = 1\n",
+                                 b="from .a import A\nB = 2\n"))
+    assert bad == ["engine/fake/a.py:2 -> engine/fake/b.py:1 -> engine/fake/a.py: an import "
+                   "circle inside memdeck.engine.fake; move what they share into a module "
+                   "both import"], bad
+
+
+def test_a_circle_of_three_through_a_function_and_type_checking_fails() -> None:
+    """The import that closes the circle hides in a function, another under TYPE_CHECKING:
+    both count."""
+    bad = cycle_violations(_fake(
+        a="from . import b\n",
+        b="def f():\n    from .c import C\n    return C\n",
+        c="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+          "    from memdeck.engine.fake.a import A\nC = 3\n",
+        d="from .a import A\n"))  # outside the circle, importing into it
+    assert len(bad) == 1, bad
+    assert bad[0].startswith("engine/fake/a.py:1 -> engine/fake/b.py:2 -> "
+                             "engine/fake/c.py:3 -> engine/fake/a.py: "), bad
+
+
+def test_a_module_importing_its_package_that_imports_it_fails() -> None:
+    bad = cycle_violations(_fake(__init__="from .a import A\n",
+                                 a="from . import helper\nA = 1\n", helper="H = 1\n")
+                           + _fake(b="from memdeck.engine import fake\n"))
+    assert bad == [], bad  # `from . import helper` names the module helper, not the package
+    bad = cycle_violations(_fake(__init__="from .a import A\nNAME = 1\n",
+                                 a="from . import NAME\nA = 1\n"))
+    assert len(bad) == 1 and "engine/fake/__init__.py:1 -> engine/fake/a.py:1" in bad[0], bad
+
+
+def test_every_circle_of_a_knot_is_one_line_naming_the_rest() -> None:
+    bad = cycle_violations(_fake(a="from . import b, c\n", b="from . import a\n",
+                                 c="from . import a\n"))
+    assert len(bad) == 1 and "(in the same knot: engine/fake/c.py)" in bad[0], bad
+
+
+def test_imports_one_way_and_across_packages_pass() -> None:
+    sources = _fake(a="from . import b\nfrom ..codex import home\n",
+                    b="from .c import C\nimport memdeck.engine.fake.c\n", c="C = 1\n")
+    sources.append(("memdeck.engine.codex.home", "engine/codex/home.py",
+                    "from ..fake import a\n"))  # a circle across packages: rule 3's
+    assert cycle_violations(sources) == []
