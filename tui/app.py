@@ -31,6 +31,7 @@ from .messages import (
     WorkFailed,
     one_line,
 )
+from .pane_registry import PANES, pane_class
 from .panes.base import Pane
 from .panes.sessions import SessionsPane
 from .widgets.confirm import ConfirmScreen
@@ -40,27 +41,6 @@ from .widgets.key_footer import KeyFooter
 from .widgets.message_log import MessageLog
 from .widgets.pane_tabs import PaneTabs
 from .widgets.pipeline_bar import PipelineBar
-
-# id, title, "module:class": a pane's module is imported when the pane is first shown (or in
-# the background once the first listing is on screen), not while the app starts
-PANES: list[tuple[str, str, str]] = [
-    ("sessions", "Sessions", "sessions:SessionsPane"),
-    ("memories", "Raw memories", "memories:MemoriesPane"),
-    ("memory", "Memory", "memory:MemoryPane"),
-    ("history", "History", "history:HistoryPane"),
-    ("review", "Review", "review:ReviewPane"),
-    ("settings", "Settings", "settings:SettingsPane"),
-]
-
-
-def pane_class(pid: str) -> type[Pane]:
-    import importlib
-
-    spec = next(where for p, _, where in PANES if p == pid)
-    module, name = spec.split(":")
-    cls: type[Pane] = getattr(importlib.import_module(f"{__package__}.panes.{module}"), name)
-    return cls
-
 
 PANES_CSS = [p for p in PANES if p[0] != "sessions"]  # sessions' looks are in app.tcss
 
@@ -92,7 +72,8 @@ class MemdeckApp(app_everywhere.EverywhereActions, App[None]):
         self.notices = notices  # said once the app is up (what opening the home recovered)
         # a trace left for one of its steps (widgets/line_trace.py): esc there comes back
         self.trail: tuple[str, int, str, int] | None = None
-        self.watch = watch
+        # keep the index and history current (not `watch`: that is Textual's App.watch)
+        self.live_updates = watch
         self.blink = blink
         self.initial = initial
         self.running = False
@@ -130,7 +111,7 @@ class MemdeckApp(app_everywhere.EverywhereActions, App[None]):
         for n in self.notices:
             self.notify(n, timeout=10)
         self.call_after_refresh(self._activate, self.initial)
-        if self.watch and self.initial != "sessions":
+        if self.live_updates and self.initial != "sessions":
             self._watching = True
             self.watch_home()
 
@@ -284,7 +265,7 @@ class MemdeckApp(app_everywhere.EverywhereActions, App[None]):
         self._listed = True
         self.call_after_refresh(collector.settle)
         self.import_panes()
-        if self.watch and not self._watching:
+        if self.live_updates and not self._watching:
             self._watching = True
             self.set_timer(2.0, self.watch_home)  # GitPython and watchfiles load after paint
 

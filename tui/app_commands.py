@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any
 from textual.app import SystemCommand
 from textual.binding import Binding
 
+from .pane_registry import PANES, pane_class
+
 if TYPE_CHECKING:
-    from .app import MemdeckApp
+    from .app_host import AppHost
 
 
-def help_rows(app: MemdeckApp) -> list[tuple[str, str, str]]:
+def help_rows(app: AppHost) -> list[tuple[str, str, str]]:
     """(key, what it does, where) for every binding of ours active now."""
     rows: list[tuple[str, str, str]] = []
     seen: set[tuple[str, str]] = set()
@@ -29,7 +31,7 @@ def help_rows(app: MemdeckApp) -> list[tuple[str, str, str]]:
     return rows
 
 
-def keys_of(app: MemdeckApp, owner: Any, action: str) -> str:
+def keys_of(app: AppHost, owner: Any, action: str) -> str:
     """The keys bound to `action` on `owner` (a class or the app), after the keymap, as the
     footer shows them: `5`, `ctrl+x`, `?`."""
     keys: list[str] = []
@@ -42,9 +44,7 @@ def keys_of(app: MemdeckApp, owner: Any, action: str) -> str:
     return ", ".join(dict.fromkeys(keys))
 
 
-def palette_commands(app: MemdeckApp) -> Iterator[SystemCommand]:
-    from .app import PANES, pane_class
-
+def palette_commands(app: AppHost) -> Iterator[SystemCommand]:
     yield SystemCommand("Messages (@)", "Every message the app showed, with its time and level",
                         app.action_messages)
     for i, (pid, title, _) in enumerate(PANES, 1):

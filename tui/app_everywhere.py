@@ -6,7 +6,7 @@ path (tui/clipboard.py), `ctrl+z` undoes the last change of the memory folder, a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual import work
 from textual.binding import Binding
@@ -18,7 +18,15 @@ from .messages import MemoryChanged
 from .widgets.confirm import ConfirmScreen
 
 if TYPE_CHECKING:
-    from .app import MemdeckApp
+    from .app_host import AppHost
+
+    class Host(AppHost, Protocol):
+        """The app with this mixin's own steps (what `self` is in the methods below)."""
+
+        def _copy_by_program(self, label: str, text: str) -> Any: ...
+        def _undo_ask(self) -> Any: ...
+        def _undo_confirm(self, last: Any, before: Any) -> None: ...
+        def _undo(self, commit: str, summary: str) -> Any: ...
 
 BINDINGS = [
     Binding("y", "copy('id')", "Copy id", id="app.copy_id", show=False),
@@ -29,7 +37,7 @@ BINDINGS = [
 
 class EverywhereActions:
     # -- copy -----------------------------------------------------------------------------
-    def action_copy(self: MemdeckApp, what: str) -> None:
+    def action_copy(self: Host, what: str) -> None:
         pane = self.built(self.active_pane)
         got = getattr(pane, "copy_value", lambda _what: None)(what) if pane else None
         if got is None:
@@ -41,13 +49,13 @@ class EverywhereActions:
         self._copy_by_program(label, text)
 
     @work(thread=True, group="clipboard", name="copying", exit_on_error=False)
-    def _copy_by_program(self: MemdeckApp, label: str, text: str) -> None:
+    def _copy_by_program(self: Host, label: str, text: str) -> None:
         program = copy_with_program(text)
         how = "terminal clipboard (OSC 52)" + (f" and {program}" if program else "")
         self.call_from_thread(self.notify, f"Copied {label}: {text} · {how}", timeout=6)
 
     # -- undo -----------------------------------------------------------------------------
-    def action_undo_memory(self: MemdeckApp) -> None:
+    def action_undo_memory(self: Host) -> None:
         if self.running:
             self.notify("A run is changing the memory folder: undo once it has finished.",
                         severity="warning", timeout=5)
@@ -56,7 +64,7 @@ class EverywhereActions:
 
     @work(thread=True, exclusive=True, group="undo", name="reading the memory history",
           exit_on_error=False)
-    def _undo_ask(self: MemdeckApp) -> None:
+    def _undo_ask(self: Host) -> None:
         try:
             self.engine.record_outside_edits()  # a change made outside memdeck is the last
             entries = self.engine.history()
@@ -70,7 +78,7 @@ class EverywhereActions:
             return
         self.call_from_thread(self._undo_confirm, entries[0], entries[1])
 
-    def _undo_confirm(self: MemdeckApp, last: Any, before: Any) -> None:
+    def _undo_confirm(self: Host, last: Any, before: Any) -> None:
         detail = (f"The last change: {last.commit[:12]} · {local_time(last.time)} · "
                   f"{last.origin_label} · {last.summary}\n\n"
                   f"The memory folder becomes what it was before it ({before.commit[:12]} · "
@@ -86,7 +94,7 @@ class EverywhereActions:
                          answered)
 
     @work(thread=True, exclusive=True, group="undo", name="undoing", exit_on_error=False)
-    def _undo(self: MemdeckApp, commit: str, summary: str) -> None:
+    def _undo(self: Host, commit: str, summary: str) -> None:
         new = self.engine.restore(commit)
         self.call_from_thread(self.notify, f"Undone: {summary} (the folder is {commit[:12]} "
                               f"again, new commit {new[:12]}).", timeout=6)

@@ -74,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                      description="See and control Codex's long-term memory.")
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="print memdeck's version and the Codex release it is tested with")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+    # typed as plain parsers: the parents (_common) are, and argparse only copies their options
+    sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
+        dest="command", parser_class=_Parser, metavar="COMMAND")
 
     def add(name: str, help_: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], help=help_, description=help_)
@@ -88,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", help="session id, a unique prefix of it, or the rollout path")
     p.add_argument("--events", action="store_true", help="include event lines")
     p = add("config", "read or change Codex's memory settings and memdeck's own")
-    csub = p.add_subparsers(dest="action", parser_class=_Parser, metavar="ACTION",
-                            required=True)
+    csub: argparse._SubParsersAction[argparse.ArgumentParser] = p.add_subparsers(
+        dest="action", parser_class=_Parser, metavar="ACTION", required=True)
     g = csub.add_parser("get", parents=[common], help="print a value as a TOML literal")
     g.add_argument("key")
     s = csub.add_parser("set", parents=[common], help="change a value (checked first)")

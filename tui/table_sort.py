@@ -47,7 +47,8 @@ class SortOrder:
         col = next((c for c in columns if c.key == self.column), None)
         if col is None:  # the engine's order, newest first: turned round, oldest first
             return list(rows) if self.descending else list(reversed(rows))
-        valued, empty = [], []
+        valued: list[Any] = []
+        empty: list[Any] = []
         for r in rows:
             (empty if col.value(r) in (None, "") else valued).append(r)
         valued.sort(key=lambda r: _comparable(col.value(r)), reverse=self.descending)

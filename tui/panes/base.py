@@ -23,7 +23,7 @@ class Pane(Vertical):
 
     @property
     def engine(self) -> Engine:
-        return self.app.engine  # type: ignore[attr-defined,no-any-return]
+        return self.app.engine  # type: ignore[attr-defined]
 
     def reload(self) -> None:
         """Start loading what the pane shows (in a worker)."""

@@ -158,7 +158,8 @@ class MemoryPane(MemoryEditing):
     def load_usage(self, path: str) -> None:
         try:
             # with the watcher on, the index is kept current already: do not re-scan for it
-            usage = self.engine.line_usage(path, refresh=not getattr(self.app, "watch", False))
+            live = getattr(self.app, "live_updates", False)
+            usage = self.engine.line_usage(path, refresh=not live)
         except NotFound:
             usage = None  # gone meanwhile: the next listing says so
         self.post_message(self.UsageLoaded(path, usage))

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.message import Message
@@ -26,6 +26,10 @@ from ..widgets.confirm import ConfirmScreen
 from ..widgets.conflict import KEEP_MINE, TAKE_DISK, ConflictScreen
 from ..widgets.note import NoteScreen
 from .base import Pane
+
+if TYPE_CHECKING:
+    from ..widgets.memory_editor import MemoryEditor
+    from ..widgets.memory_files import MemoryFileList
 
 
 class MemoryEditing(Pane):
@@ -46,6 +50,15 @@ class MemoryEditing(Pane):
     @dataclass
     class NoteAdded(Message):
         note: Any
+
+    wanted: str | None  # what MemoryPane (memory.py) provides, for the type checker
+    if TYPE_CHECKING:
+        @property
+        def editor(self) -> MemoryEditor: ...
+        @property
+        def file_list(self) -> MemoryFileList: ...
+        def open_file(self, path: str) -> None: ...
+        def _title(self) -> None: ...
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -218,7 +218,8 @@ class ReviewPane(Pane):
                 return None
         return True
 
-    def action_toggle(self) -> None:
+    # the pane's own toggle (space, the palette) in place of DOMNode's toggle(attribute)
+    def action_toggle(self) -> None:  # type: ignore[override]
         if self.proposal is not None:
             self.query_one(HunkList).toggle()
 

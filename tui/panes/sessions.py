@@ -7,7 +7,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -26,6 +26,9 @@ from ..widgets.home_banner import HomeBanner
 from ..widgets.session_table import SORTS, SessionHeader, SessionTable, detail_line, matches
 from ..widgets.transcript import TranscriptView
 from .base import Pane
+
+if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
 
 ALL = "*"
 FILTER_SELECTS = (("status-filter", "any status"), ("project-filter", "any project"))
@@ -494,7 +497,7 @@ class SessionsPane(Pane):
         if r is None:
             self.notify("Nothing to extract.")
         else:
-            sev = "error" if r.outcome in ("failed", "refused") else "information"
+            sev: SeverityLevel = "error" if r.outcome in ("failed", "refused") else "information"
             text = f"{r.outcome}: {r.detail}" if r.detail else r.outcome
             self.notify(f"Extract ({report.backend}) — {text}",
                                       severity=sev, timeout=6)

@@ -351,7 +351,8 @@ class SettingsPane(Pane):
             row.show(event.setting)
         row.revert()
 
-    def action_toggle(self, key: str) -> None:
+    # the pane's own toggle (bound by the rows' keys) in place of DOMNode's toggle(attribute)
+    def action_toggle(self, key: str) -> None:  # type: ignore[override]
         control = self.row(key).control
         control.toggle()
         control.focus()

@@ -7,6 +7,7 @@ nested messages `Highlighted(item)` and `Opened(item)` the cursor posts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual.binding import Binding
@@ -28,8 +29,8 @@ MOVES = [
 
 
 class CursorList(ScrollView, can_focus=True):
-    Highlighted: type[Message]
-    Opened: type[Message]
+    Highlighted: Callable[[Any], Message]  # nested message classes taking the item
+    Opened: Callable[[Any], Message]
 
     cursor: reactive[int] = reactive(0, always_update=True)
 

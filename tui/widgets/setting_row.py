@@ -99,7 +99,7 @@ class SettingInput(Input):
         if not self.editing and event.is_printable:
             event.prevent_default()  # not Input's: the key bubbles on to the pane's bindings
 
-    def _on_click(self, event: events.Click) -> None:
+    async def _on_click(self, event: events.Click) -> None:
         if not self.editing:
             self.set_editing(True)
 
