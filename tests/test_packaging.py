@@ -4,6 +4,7 @@ loads; installed into a fresh virtual environment it runs `memdeck demo --no-tui
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -23,13 +24,30 @@ def test_prompts_load_from_the_checkout() -> None:
         assert len(prompts.load(name)) > 200
 
 
+def _build_leftovers() -> dict[str, float]:
+    """What a build in the checkout would make or touch there, with its last change."""
+    found = [ROOT / "build", *ROOT.glob("*.egg-info")]
+    return {p.name: max(f.stat().st_mtime for f in (p, *p.rglob("*")))
+            for p in found if p.exists()}
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built from a copy of what the wheel is made of, so setuptools' build/ and
+    memdeck.egg-info/ land in the temp folder, not in the checkout."""
     out = tmp_path_factory.mktemp("wheel")
+    src = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    for folder in ("engine", "tui", "prompts"):
+        shutil.copytree(ROOT / folder, src / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    before = _build_leftovers()
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                        "-q", "-w", str(out), str(ROOT)], capture_output=True, text=True,
+                        "-q", "-w", str(out), str(src)], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+    assert _build_leftovers() == before, "the build wrote into the checkout"
     [built] = out.glob("memdeck-*.whl")
     return built
 
