@@ -4,15 +4,47 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from suite_clock import now
 
 REPO = Path(__file__).resolve().parent.parent
 # the rollouts bundled with the tests; MEMDECK_FIXTURES points at another folder of them
 FIXTURES = Path(os.environ.get("MEMDECK_FIXTURES", REPO / "tests" / "fixtures" / "rollouts"))
+
+# Hypothesis: a small count for the edit-test loop, CI's own larger count when CI=true
+# (HYPOTHESIS_PROFILE picks one by name). A test with its own max_examples keeps it.
+settings.register_profile("dev", max_examples=25)
+settings.register_profile("ci", max_examples=100)  # Hypothesis's own default
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
+                      or ("ci" if os.environ.get("CI") == "true" else "dev"))
+
+# The tiers (README, "Tests"): each module's marks, by file name, in one place. The fast tier is
+# `-m "not slow and not oracle and not soak and not fuzz"`; the README's test command runs all.
+TIERS: dict[str, tuple[str, ...]] = {
+    "test_codex_oracle_": ("oracle",),  # drives the real Codex binary (tests/codex_oracle)
+    "test_soak": ("soak", "slow"),
+    "test_nothing_lost": ("soak", "slow"),  # the kill trials
+    "test_fuzz_": ("fuzz",),
+    "test_tmux_": ("slow",),
+    "test_packaging": ("slow",),
+    "test_types": ("slow",),
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.path.name
+        for prefix, marks in TIERS.items():
+            if name.startswith(prefix):
+                for mark in marks:
+                    item.add_marker(mark)
+        if item.path.parent.name == "tui" and name.startswith("test_"):
+            item.add_marker("slow")  # Textual Pilot: each test boots the app
 
 
 @pytest.fixture(autouse=True)
@@ -24,6 +56,11 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_SQLITE_HOME", "MEMDECK_DEBUG"):
         monkeypatch.delenv(var, raising=False)
+    # what the code under test puts in the temp folder (e.g. the `E` edit's copy, which the
+    # app keeps on purpose when the editor fails) lands in the test's own tmp_path, not /tmp
+    scratch = tmp_path / "tempfile"
+    scratch.mkdir(exist_ok=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
 
 
 MEMORIES_ON = "\n[features]\nmemories = true\n"
