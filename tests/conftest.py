@@ -33,6 +33,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_tmux_": ("slow",),
     "test_packaging": ("slow",),
     "test_types": ("slow",),
+    "test_any_date": ("slow",),  # reruns the date-sensitive modules at other dates (~1 min each)
 }
 
 
