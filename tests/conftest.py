@@ -49,7 +49,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_env(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+                  monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the real ~/.codex, a real key, or the user's XDG folders."""
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "default-codex-home"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
@@ -58,10 +59,9 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_SQLITE_HOME", "MEMDECK_DEBUG"):
         monkeypatch.delenv(var, raising=False)
     # what the code under test puts in the temp folder (e.g. the `E` edit's copy, which the
-    # app keeps on purpose when the editor fails) lands in the test's own tmp_path, not /tmp
-    scratch = tmp_path / "tempfile"
-    scratch.mkdir(exist_ok=True)
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    # app keeps on purpose when the editor fails) lands in pytest's own temp folders (beside
+    # tmp_path, which some tests list), not /tmp
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("tempfile")))
 
 
 MEMORIES_ON = "\n[features]\nmemories = true\n"
