@@ -21,6 +21,7 @@ from typing import Any
 
 from ..atomic import write_atomic
 from .sessions import Session
+from .status import STATUSES
 
 HEAD_FILE = "listing-head.json"
 HEAD_ROWS = 200  # the first screens of the tallest terminal, and a few pages more
@@ -66,7 +67,7 @@ def _decoded(doc: Any) -> ListingHead | None:
             isinstance(r, list) and len(r) == len(_FIELDS) for r in rows):
         return None
     sessions = [Session(*r) for r in rows]
-    if not all(isinstance(s.rollout_path, str) and isinstance(s.status, str)
+    if not all(isinstance(s.rollout_path, str) and s.status in STATUSES
                and isinstance(s.updated_at, int) for s in sessions):
         return None
     total, listed_at = doc["total"], doc["listed_at"]

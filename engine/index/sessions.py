@@ -18,7 +18,7 @@ from ..errors import NotFound
 from ..formatting import iso_utc
 from .extract_log import ExtractLog
 from .session_index import IndexedSession
-from .status import StatusFacts, explain
+from .status import Status, StatusFacts, explain
 
 
 class Session(NamedTuple):
@@ -32,7 +32,7 @@ class Session(NamedTuple):
     updated_at: int
     memory_mode: str
     preview: str
-    status: str
+    status: Status
     reason: str
     bad_lines: int
     archived: bool = False

@@ -19,7 +19,7 @@ what memdeck recorded (index/extract_log.py), since Codex keeps the job and no t
 from __future__ import annotations
 
 import time
-from typing import NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 from ..codex.fragments import INTERACTIVE_SOURCES
 from ..codex.pipeline_snapshot import Job, Stage1Output
@@ -28,11 +28,13 @@ from ..formatting import human_duration
 from ..workers import dead_memdeck_worker
 from .extract_log import ExtractOutcome, ForgottenSession, PrunedMemory
 
-STATUSES = (
+# every status a session can have, in the order the app lists them (index/status.py `explain`)
+Status = Literal[
     "extracted", "pruned", "no_output", "failed", "running", "eligible", "too_recent",
     "too_old_to_keep", "too_old", "disabled", "polluted", "not_interactive", "archived",
     "empty", "unreadable",
-)
+]
+STATUSES: tuple[Status, ...] = get_args(Status)
 DAY = 86400
 
 
@@ -71,7 +73,7 @@ MEMORIES_OFF = ("memories are off (config.toml does not set [features] memories 
                 "Codex extracts, consolidates and uses nothing until they are on; then: ")
 
 
-def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
+def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[Status, str]:
     """The status and its reason, saying what Codex will actually do: with memories off it
     does nothing, whatever the session would be then."""
     status, reason = _explain(f, cfg, now)
@@ -80,7 +82,7 @@ def explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
     return status, reason
 
 
-def _explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
+def _explain(f: StatusFacts, cfg: MemoriesConfig, now: float) -> tuple[Status, str]:
     if not f.readable:
         return "unreadable", f.unreadable_reason or "cannot be read as a rollout"
     if f.archived:
@@ -209,7 +211,7 @@ def _pruned_record(f: StatusFacts, job: Job) -> PrunedMemory | None:
     return None
 
 
-def _no_row(f: StatusFacts, job: Job, cfg: MemoriesConfig, now: float) -> tuple[str, str]:
+def _no_row(f: StatusFacts, job: Job, cfg: MemoriesConfig, now: float) -> tuple[Status, str]:
     """Phase 1 ran at this version and no row is left: nothing durable, or pruned since.
     Codex's tables look the same either way; memdeck's records tell them apart."""
     ago = human_duration(now - (job.finished_at or now))

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Self
+from typing import Any, Literal, Self, get_args
 
 from ..atomic import write_atomic, write_new
 from ..codex.external_import import READ_ONLY as IMPORTED_READ_ONLY
@@ -41,16 +41,19 @@ from .switch import Switch
 from .writer import Change, Lease, MemoryFolderWriter
 
 NOTES_DIR = PurePosixPath("extensions/ad_hoc/notes")
-NOTE_KINDS = ("remember", "forget")
+NoteKind = Literal["remember", "forget"]
+NOTE_KINDS: tuple[NoteKind, ...] = get_args(NoteKind)
+# what a file of the memory root is, by its place (`kind_of`), in the order the list shows
+MemoryKind = Literal["summary", "memory", "raw", "skill", "rollout_summary", "note", "imported",
+                     "extension", "other"]
 SLUG_MAX = 40
 MAX_EDIT_BYTES = 4 << 20  # bigger files are shown in part, read-only
 # Codex's `add_ad_hoc_note` filename rule (docs/codex-format.md "Extensions and notes"); our
 # names always match it.
 NOTE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[a-z0-9][a-z0-9-]{0,79}\.md$")
 
-# kind → order in the list: what the agent reads first comes first
-KIND_ORDER = {"summary": 0, "memory": 1, "raw": 2, "skill": 3, "rollout_summary": 4,
-              "note": 5, "imported": 6, "extension": 7, "other": 8}
+# the order of the list: what the agent reads first comes first
+KIND_ORDER: tuple[MemoryKind, ...] = get_args(MemoryKind)
 HINTS = {
     "summary": "injected into every new session (its first line must stay v1)",
     "memory": "the handbook the agent searches; your edits here are authoritative",
@@ -88,8 +91,7 @@ class MemoryPathError(MemdeckError):
 @dataclass(frozen=True)
 class MemoryFileInfo:
     path: str  # relative to the memory root, with `/`
-    # summary | memory | raw | skill | rollout_summary | note | imported | extension | other
-    kind: str
+    kind: MemoryKind
     size: int
     mtime: float
     scope: ImportScope | None = None  # an imported resource's project and folder
@@ -98,7 +100,7 @@ class MemoryFileInfo:
 @dataclass(frozen=True)
 class MemoryFileText:
     path: str
-    kind: str
+    kind: MemoryKind
     text: str
     version: str  # sha256 of the bytes on disk: a save names it to detect outside changes
     read_only: str | None = None  # why the file cannot be edited here, or None
@@ -117,7 +119,7 @@ class MemorySaved:
 @dataclass(frozen=True)
 class MemoryNote:
     path: str
-    kind: str
+    kind: NoteKind
     text: str
     commit: str | None
 
@@ -126,11 +128,14 @@ def version_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def kind_of(rel: str) -> str:
+_ROOT_FILE_KINDS: dict[str, MemoryKind] = {
+    "memory_summary.md": "summary", "MEMORY.md": "memory", "raw_memories.md": "raw"}
+
+
+def kind_of(rel: str) -> MemoryKind:
     parts = PurePosixPath(rel).parts
-    if len(parts) == 1 and parts[0] in ("memory_summary.md", "MEMORY.md", "raw_memories.md"):
-        return {"memory_summary.md": "summary", "MEMORY.md": "memory",
-                "raw_memories.md": "raw"}[parts[0]]
+    if len(parts) == 1 and parts[0] in _ROOT_FILE_KINDS:
+        return _ROOT_FILE_KINDS[parts[0]]
     if parts[0] == "skills":
         return "skill"
     if parts[0] == "rollout_summaries" and len(parts) == 2 and rel.endswith(".md"):

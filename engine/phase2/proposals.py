@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from ..codex.home import CodexHome
 from ..codex.memory_layout import SelectedMemory
@@ -59,11 +59,15 @@ class AddedSecret(TypedDict):
     preview: str
 
 
+# pending until reviewed; accepted whole or in part (some files or hunks), or rejected
+ProposalStatus = Literal["pending", "accepted", "partial", "rejected"]
+
+
 @dataclass(frozen=True)
 class Proposal:
     id: str
     created_at: float
-    status: str
+    status: ProposalStatus
     backend: str
     model: str
     threads: list[str]
