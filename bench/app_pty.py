@@ -61,7 +61,7 @@ def child(args: argparse.Namespace) -> int:
                     pr.disable()
 
             threading.Thread.run = profiled_run  # type: ignore[method-assign]
-    if args.child == "memdeck":  # as `memdeck` starts the app (tui/cli.py `cmd_tui`)
+    if args.child == "memdeck":  # as `memdeck` starts the app (tui/cli/home.py `cmd_tui`)
         from memdeck.tui import collector
 
         collector.hold()

@@ -58,7 +58,7 @@ def test_the_wheel_installs_only_memdeck(wheel: Path) -> None:
     assert tops == {"memdeck"}
     for name in NAMES:
         assert f"memdeck/prompts/{name}.md" in names
-    assert "memdeck/engine/__init__.py" in names and "memdeck/tui/cli.py" in names
+    assert "memdeck/engine/__init__.py" in names and "memdeck/tui/cli/__init__.py" in names
     for db in ("state_5", "memories_1", "memories_v2_1"):  # Codex's schemas (codex/schema.py)
         assert f"memdeck/engine/codex/schema_0171/{db}.json" in names
     # every module and stylesheet of the checkout is in the wheel

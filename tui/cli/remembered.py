@@ -5,17 +5,17 @@ the data the app's screen shows."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
 from typing import Any
+
+from .base import Add, Context, print_json
 
 INDENT = "    "
 
 
-def add_parsers(add: Any) -> None:
+def register(add: Add) -> None:
     p = add("remembered", "said vs remembered for one session: its messages, its raw memory, "
                           "the memory lines it fed today, and what was kept, reworded or "
-                          "dropped")
+                          "dropped", cmd_remembered)
     p.add_argument("id", help="session id, a unique prefix of it, or the rollout path")
 
 
@@ -32,13 +32,10 @@ def _verdict_lines(lines: Any) -> list[str]:
             for x in lines]
 
 
-def cmd_remembered(args: argparse.Namespace) -> int:
-    from memdeck.engine import Engine
-    from memdeck.tui.cli import _print_json
-
-    r = Engine.open(args.home).said_remembered(args.id)
-    if args.json:
-        _print_json(r.to_json())
+def cmd_remembered(ctx: Context) -> int:
+    r = ctx.engine.said_remembered(ctx.args.id)
+    if ctx.json:
+        print_json(r.to_json())
     else:
         print_said_remembered(r)
     return 0
@@ -75,5 +72,3 @@ def print_said_remembered(r: Any) -> None:
         fed += _indented(f.text)
     print("\n\n".join("\n".join(s) for s in (head, said, raw, fed)))
 
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"remembered": cmd_remembered}

@@ -3,36 +3,24 @@ file's gutter, and the sessions that cited one line)."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
-from typing import Any
-
 from memdeck.engine import iso_utc
 
+from .base import Add, Context, print_json
 
-def add_parsers(add: Any) -> None:
+
+def register(add: Add) -> None:
     add("preview", "what the agent will be given at the start of its next session, and how "
-                   "it differs from what the last session received")
-    p = add("usage", "how often each line of a memory file was cited, and when it drops out")
+                   "it differs from what the last session received", cmd_preview)
+    p = add("usage", "how often each line of a memory file was cited, and when it drops out",
+            cmd_usage)
     p.add_argument("file", help="a file of the memory folder, e.g. MEMORY.md")
     p.add_argument("--line", type=int, metavar="N",
                    help="instead: the sessions that cited line N")
 
 
-def _engine(args: argparse.Namespace) -> Any:
-    from memdeck.engine import Engine
-
-    return Engine.open(args.home)
-
-
-def print_json(data: Any) -> None:
-    from memdeck.tui.cli import _print_json
-
-    _print_json(data)
-
-
-def cmd_preview(args: argparse.Namespace) -> int:
-    p = _engine(args).preview()
+def cmd_preview(ctx: Context) -> int:
+    args = ctx.args
+    p = ctx.engine.preview()
     if args.json:
         print_json(p.to_json())
         return 0
@@ -49,8 +37,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_usage(args: argparse.Namespace) -> int:
-    engine = _engine(args)
+def cmd_usage(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     if args.line is not None:
         cited = engine.citing_sessions(args.file, args.line)
         if args.json:
@@ -87,8 +75,3 @@ def cmd_usage(args: argparse.Namespace) -> int:
               f"{(iso_utc(r.last_cited) or '?')[:10]}: {text}")
     return 0
 
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "preview": cmd_preview,
-    "usage": cmd_usage,
-}

@@ -4,18 +4,16 @@ shows."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
 from typing import Any
 
 from memdeck.engine import iso_utc
 
-EXIT_USAGE = 2
+from .base import Add, Context, UsageError, print_json
 
 
-def add_parsers(add: Any) -> None:
+def register(add: Add) -> None:
     p = add("trace", "trace a memory line back to its evidence: task block, rollout summary, "
-                     "stage-1 row, session and turn, and who last changed it")
+                     "stage-1 row, session and turn, and who last changed it", cmd_trace)
     p.add_argument("location", metavar="FILE:LINE",
                    help="a file of the memory folder and a 1-based line, e.g. MEMORY.md:42")
 
@@ -29,28 +27,19 @@ def parse_location(text: str) -> tuple[str, int] | None:
     return path.strip(), int(line)
 
 
-def _bad(message: str) -> int:
-    import sys
+def cmd_trace(ctx: Context) -> int:
+    from memdeck.engine import NotFound
 
-    print(f"memdeck: {message}", file=sys.stderr)
-    return EXIT_USAGE
-
-
-def cmd_trace(args: argparse.Namespace) -> int:
-    from memdeck.engine import Engine, NotFound
-    from memdeck.tui.cli import _print_json
-
-    loc = parse_location(args.location)
+    loc = parse_location(ctx.args.location)
     if loc is None:
-        return _bad(f"{args.location!r} is not FILE:LINE (a memory file and a line from 1, "
-                    "e.g. MEMORY.md:42)")
-    engine = Engine.open(args.home)
+        raise UsageError(f"{ctx.args.location!r} is not FILE:LINE (a memory file and a line "
+                         "from 1, e.g. MEMORY.md:42)")
     try:
-        t = engine.trace(*loc, refresh=True)
+        t = ctx.engine.trace(*loc, refresh=True)
     except NotFound as e:  # a missing file, a line out of range, a path outside
-        return _bad(str(e))
-    if args.json:
-        _print_json(t.to_json())
+        raise UsageError(str(e)) from None
+    if ctx.json:
+        print_json(t.to_json())
     else:
         print_trace(t)
     return 0
@@ -126,5 +115,3 @@ def print_trace(t: Any) -> None:
     steps.append(who)
     print("\n\n".join("\n".join(s) for s in steps))
 
-
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"trace": cmd_trace}

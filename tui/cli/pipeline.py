@@ -1,71 +1,76 @@
-"""Pipeline commands of `memdeck`: extract, memories."""
+"""The pipeline's commands of `memdeck`: phase 1 (extract, memories, citations, forget), phase 2
+(consolidate, proposals, diff, accept, reject), the watcher, and the memory folder's history,
+restores, resets and backups."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import Any
 
 from memdeck.engine import iso_utc, short_id_length, time_of_day
 
+from .base import Add, Context, UsageError, print_json, warn
+
 BACKEND_LABEL = {"offline": "offline (heuristic, no model)", "openai": "openai"}
 
 
-def add_parsers(add: Any) -> None:
-    p = add("extract", "phase 1: extract a raw memory from eligible sessions (or the named)")
+def register(add: Add) -> None:
+    p = add("extract", "phase 1: extract a raw memory from eligible sessions (or the named)",
+            cmd_extract)
     p.add_argument("ids", nargs="*", metavar="ID",
                    help="sessions to extract now, whatever their idle time")
     p.add_argument("--backend", choices=("offline", "openai"),
                    help="default: memdeck.backend (auto: openai when configured)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N sessions")
-    add("memories", "the raw memories phase 1 produced (stage-1 rows)")
-    add("citations", "which memory lines later sessions cited, and how often")
-    p = add("forget", "forget a session: memories off for it, its raw memory deleted")
+    add("memories", "the raw memories phase 1 produced (stage-1 rows)", cmd_memories)
+    add("citations", "which memory lines later sessions cited, and how often", cmd_citations)
+    p = add("forget", "forget a session: memories off for it, its raw memory deleted", cmd_forget)
     p.add_argument("id", help="session id, a unique prefix of it, or the rollout path")
     p = add("consolidate", "phase 2 into a proposal to review (nothing changes until you "
-                           "accept it)")
+                           "accept it)", cmd_consolidate)
     p.add_argument("--backend", choices=("offline", "openai"),
                    help="default: offline; openai runs a tool-using agent on the workspace")
-    add("proposals", "consolidation proposals and their status")
-    p = add("diff", "the changes a proposal would make")
+    add("proposals", "consolidation proposals and their status", cmd_proposals)
+    p = add("diff", "the changes a proposal would make", cmd_diff)
     p.add_argument("id")
-    p = add("accept", "apply a proposal to the memory folder (all of it, or some files)")
+    p = add("accept", "apply a proposal to the memory folder (all of it, or some files)",
+            cmd_accept)
     p.add_argument("id")
     p.add_argument("--file", action="append", metavar="PATH", dest="files",
                    help="accept only this file's change (repeatable)")
-    p = add("reject", "discard a proposal, with a reason")
+    p = add("reject", "discard a proposal, with a reason", cmd_reject)
     p.add_argument("id")
     p.add_argument("--reason", metavar="TEXT")
     p = add("watch", "keep the index and history current; with memdeck.auto_extract on, "
-                     "extract sessions as they go idle (Ctrl-C stops)")
+                     "extract sessions as they go idle (Ctrl-C stops)", cmd_watch)
     p.add_argument("--tick", type=float, default=60.0, metavar="SECONDS",
                    help="how often idle sessions are looked for (default 60)")
-    p = add("history", "the memory folder's history: every state, who made it")
+    p = add("history", "the memory folder's history: every state, who made it", cmd_history)
     p.add_argument("action", nargs="?", choices=("show",), help="show one commit's diff")
     p.add_argument("commit", nargs="?", help="with show: the commit")
     p.add_argument("--purge-secret", metavar="TEXT",
                    help="replace TEXT with [REDACTED_SECRET] in every state history keeps, "
                         "Codex's baseline, backups and proposals (remove it from the memory "
                         "folder first)")
-    p = add("restore", "make the memory folder what it was at a commit (a new commit)")
+    p = add("restore", "make the memory folder what it was at a commit (a new commit)", cmd_restore)
     p.add_argument("commit")
-    p = add("reset", "back up, then clear all memories exactly as Codex's reset does")
+    p = add("reset", "back up, then clear all memories exactly as Codex's reset does", cmd_reset)
     p.add_argument("--yes", action="store_true", help="do not ask")
-    add("backups", "the backups taken before each reset or restore")
+    add("backups", "the backups taken before each reset or restore", cmd_backups)
     p = add("restore-backup", "put a backup back, byte for byte (the current state is "
-                              "backed up first)")
+                              "backed up first)", cmd_restore_backup)
     p.add_argument("id", help="a backup id from `memdeck backups`")
 
 
-def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_extract(ctx: Context) -> int:
     """Exit 0 when every chosen session was done (or had nothing to do), 1 when one failed or
     was refused, or when sessions remain because no extraction slot came free. Sessions past
     `--limit` are counted and named on stderr, but they are what the user asked for: exit 0."""
+    args = ctx.args
     if args.limit is not None and args.limit < 1:
-        from memdeck.tui.cli import UsageError
-
         raise UsageError("--limit must be at least 1")
+    engine = ctx.engine
     interactive = sys.stderr.isatty() and not args.json
 
     def progress(done: int, total: int, r: Any) -> None:
@@ -80,8 +85,7 @@ def cmd_extract(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
                             on_wait=waiting)
     if interactive and report.results:
         print(file=sys.stderr)
-    for w in report.warnings:
-        print(f"memdeck: warning: {w}", file=sys.stderr)
+    warn(report.warnings)
     past_limit = report.past_limit
     remain = _remaining(report, past_limit, args.limit)
     if args.json:
@@ -136,11 +140,11 @@ def _remaining(report: Any, past_limit: int, limit: int | None) -> str:
             + (" once those leases end" if waited else ""))
 
 
-def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_memories(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     memories = engine.memories()
     rows = memories.rows
-    for w in memories.warnings:
-        print(f"memdeck: warning: {w}", file=sys.stderr)
+    warn(memories.warnings)
     if args.json:
         print_json([{
             "thread_id": m.thread_id, "rollout_slug": m.rollout_slug,
@@ -171,7 +175,8 @@ def cmd_memories(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     return 0
 
 
-def cmd_citations(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_citations(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     report = engine.citations()
     if args.json:
         print_json(report.to_json())
@@ -190,7 +195,8 @@ def cmd_citations(args: argparse.Namespace, engine: Any, print_json: Any) -> int
     return 0
 
 
-def cmd_forget(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_forget(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     r = engine.forget(args.id)
     if args.json:
         print_json({"thread_id": r.thread_id, "rollout_path": r.rollout_path,
@@ -206,7 +212,8 @@ def cmd_forget(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     return 0
 
 
-def cmd_reset(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_reset(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     if not args.yes:
         if not sys.stdin.isatty():
             from memdeck.engine import MemdeckError
@@ -228,7 +235,8 @@ def cmd_reset(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     return 0
 
 
-def cmd_backups(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_backups(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     rows = engine.backups()
     if args.json:
         print_json([{"id": b.id, "created_at": iso_utc(b.created_at), "reason": b.reason,
@@ -241,7 +249,8 @@ def cmd_backups(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     return 0
 
 
-def cmd_restore_backup(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_restore_backup(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     safety = engine.restore_backup(args.id)
     if args.json:
         print_json({"restored": args.id, "previous_state_backup": safety.id})
@@ -250,7 +259,8 @@ def cmd_restore_backup(args: argparse.Namespace, engine: Any, print_json: Any) -
     return 0
 
 
-def cmd_history(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_history(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     if args.purge_secret is not None:
         done = engine.purge_secret(args.purge_secret)
         if args.json:
@@ -261,9 +271,7 @@ def cmd_history(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
         return 0
     if args.action == "show":
         if not args.commit:
-            from memdeck.tui.cli import UsageError
-
-            raise UsageError("history show needs a COMMIT")
+                raise UsageError("history show needs a COMMIT")
         entry, patch = engine.history_show(args.commit)
         if args.json:
             print_json({"commit": entry.commit, "time": iso_utc(entry.time),
@@ -283,7 +291,8 @@ def cmd_history(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     return 0
 
 
-def cmd_restore(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_restore(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     new = engine.restore(args.commit)
     if args.json:
         print_json({"restored": args.commit, "commit": new})
@@ -298,7 +307,8 @@ def _stat(p: Any) -> str:
                                                 (counts["D"], "deleted")) if n) or "no files"
 
 
-def cmd_consolidate(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_consolidate(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     p = engine.consolidate(args.backend)
     if p is None:
         if args.json:
@@ -326,7 +336,8 @@ def cmd_consolidate(args: argparse.Namespace, engine: Any, print_json: Any) -> i
     return 0
 
 
-def cmd_proposals(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_proposals(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     rows = engine.proposals()
     if args.json:
         print_json([p.to_json() for p in rows])
@@ -339,7 +350,8 @@ def cmd_proposals(args: argparse.Namespace, engine: Any, print_json: Any) -> int
     return 0
 
 
-def cmd_diff(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_diff(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     text = engine.proposal_diff(args.id)
     if args.json:
         print_json({"id": args.id, "diff": text})
@@ -348,7 +360,8 @@ def cmd_diff(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     return 0
 
 
-def cmd_reject(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_reject(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     p = engine.reject(args.id, args.reason)
     if args.json:
         print_json(p.to_json())
@@ -357,7 +370,8 @@ def cmd_reject(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     return 0
 
 
-def cmd_accept(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_accept(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     p = engine.accept(args.id, args.files)
     if args.json:
         print_json(p.to_json())
@@ -368,7 +382,8 @@ def cmd_accept(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
     return 0
 
 
-def cmd_watch(args: argparse.Namespace, engine: Any, print_json: Any) -> int:
+def cmd_watch(ctx: Context) -> int:
+    args, engine = ctx.args, ctx.engine
     def show(event: Any) -> None:
         now = engine.clock.now()
         if args.json:
