@@ -206,7 +206,7 @@ def _memdeck_app(emit, args):  # noqa: ANN001, ANN202
 
         def on_sessions_pane_detail_loaded(self, event) -> None:  # noqa: ANN001
             # the pane's handler has mounted the first batch; once it is composed, a frame
-            from memdeck.tui.widgets.transcript import TranscriptView
+            from memdeck.tui.widgets.sessions.transcript import TranscriptView
 
             view = self.query_one(TranscriptView)
             path = str(event.detail.session.rollout_path)

@@ -206,7 +206,7 @@ class MemdeckApp(app_everywhere.EverywhereActions, App[None]):
     def action_trail_back(self) -> None:
         """esc after following a trace's step: the trace again, on that step."""
         if self.trail is not None:
-            from .widgets.line_trace import LineTraceScreen
+            from .widgets.memory.line_trace import LineTraceScreen
 
             path, line, start, step = self.trail
             self.trail = None

@@ -14,8 +14,8 @@ from memdeck.engine.memory_folder.history import History
 from memdeck.tui.clipboard import copy_with_program
 from memdeck.tui.panes.memory import MemoryPane
 from memdeck.tui.widgets.confirm import ConfirmScreen
-from memdeck.tui.widgets.conflict import ConflictScreen
-from memdeck.tui.widgets.memory_editor import MemoryEditor
+from memdeck.tui.widgets.memory.conflict import ConflictScreen
+from memdeck.tui.widgets.memory.memory_editor import MemoryEditor
 from memdeck.tui.widgets.session_table import SessionTable
 from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle

@@ -11,10 +11,10 @@ import pytest
 from textual.widgets import Input, Select, Switch
 from textual.widgets._select import SelectCurrent
 
-from memdeck.tui.widgets.binding_list import BindingList
-from memdeck.tui.widgets.memory_editor import MemoryEditor
-from memdeck.tui.widgets.memory_files import MemoryFileList
-from memdeck.tui.widgets.note import NoteScreen
+from memdeck.tui.widgets.memory.memory_editor import MemoryEditor
+from memdeck.tui.widgets.memory.memory_files import MemoryFileList
+from memdeck.tui.widgets.memory.note import NoteScreen
+from memdeck.tui.widgets.settings.binding_list import BindingList
 
 from .conftest import SIZE, settle
 from .test_keys import footer_keys

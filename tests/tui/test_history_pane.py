@@ -7,9 +7,9 @@ from typing import Any
 from memdeck.engine import Engine
 from memdeck.engine.memory_folder.history import History
 from memdeck.tui.panes.history import HistoryPane
-from memdeck.tui.widgets.commit_list import CommitList
 from memdeck.tui.widgets.confirm import ConfirmScreen
 from memdeck.tui.widgets.diff_view import DiffView, parse_diff, wrap
+from memdeck.tui.widgets.history.commit_list import CommitList
 from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memdeck.tui.panes.settings import SettingsPane
-from memdeck.tui.widgets.setting_row import SettingInput
+from memdeck.tui.widgets.settings.setting_row import SettingInput
 from tests.tui.conftest import SIZE, settle
 
 
@@ -132,7 +132,7 @@ async def test_first_settings_visit_never_shows_the_pane_id(demo_engine, make_ap
 # -- 3. after a burst of pane switches Sessions has its table focused ----------------------
 async def test_burst_of_pane_switches_leaves_sessions_usable(demo_engine, make_app) -> None:
     from memdeck.tui.widgets.session_table import SessionTable
-    from memdeck.tui.widgets.transcript import TranscriptView
+    from memdeck.tui.widgets.sessions.transcript import TranscriptView
 
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE) as pilot:
@@ -248,7 +248,7 @@ async def test_confirm_dialog_footer_shows_y_and_n(demo_engine, make_app) -> Non
 
 # -- 6. the note dialog keeps the typed text when Tab goes to the radios -------------------
 async def test_note_dialog_tab_to_radios_keeps_the_text(demo_engine, make_app) -> None:
-    from memdeck.tui.widgets.note import NoteScreen
+    from memdeck.tui.widgets.memory.note import NoteScreen
 
     app = make_app(demo_engine, initial="memory")
     async with app.run_test(size=SIZE) as pilot:

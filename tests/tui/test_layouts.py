@@ -103,7 +103,7 @@ async def test_session_rows_keep_status_whole_and_reason_readable(size, demo_eng
 
 
 async def test_long_memory_file_names_take_one_line_each(demo_engine, make_app) -> None:
-    from memdeck.tui.widgets.memory_files import MemoryFileList
+    from memdeck.tui.widgets.memory.memory_files import MemoryFileList
 
     summaries = demo_engine.home.memory_root / "rollout_summaries"
     for i in range(6):
@@ -124,7 +124,7 @@ async def test_long_memory_file_names_take_one_line_each(demo_engine, make_app) 
 
 
 async def test_settings_descriptions_get_the_width_at_100(demo_engine, make_app) -> None:
-    from memdeck.tui.widgets.setting_row import SettingRow
+    from memdeck.tui.widgets.settings.setting_row import SettingRow
 
     app = make_app(demo_engine, initial="settings")
     async with app.run_test(size=(100, 30)) as pilot:

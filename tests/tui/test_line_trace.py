@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from memdeck.tui.panes.memory import MemoryPane
-from memdeck.tui.widgets.line_trace import LineTraceScreen
-from memdeck.tui.widgets.memory_editor import MemoryEditor
-from memdeck.tui.widgets.transcript import TranscriptView
+from memdeck.tui.widgets.memory.line_trace import LineTraceScreen
+from memdeck.tui.widgets.memory.memory_editor import MemoryEditor
+from memdeck.tui.widgets.sessions.transcript import TranscriptView
 from tests.tui.conftest import SIZE, settle
 from tests.tui.test_keys import screen_text
 from tests.tui.test_live_updates import wait_until
@@ -141,7 +141,7 @@ async def test_the_changed_step_opens_history_on_its_commit_and_esc_comes_back(
         demo_engine, make_app) -> None:
     """Issue 23, item 5: "changed" names a commit; enter shows History with that commit under
     the cursor (its diff beside it), and esc comes back to the trace on the same step."""
-    from memdeck.tui.widgets.commit_list import CommitList
+    from memdeck.tui.widgets.history.commit_list import CommitList
 
     demo_engine.record_outside_edits()
     memory = demo_engine.home.memory_root / "MEMORY.md"

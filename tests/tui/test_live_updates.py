@@ -107,7 +107,7 @@ async def test_reject_leaves_the_rows_waiting(demo_engine, make_app) -> None:
 
 async def test_restore_past_a_consolidation_the_rows_wait_again(demo_engine,
                                                                 make_app) -> None:
-    from memdeck.tui.widgets.commit_list import CommitList
+    from memdeck.tui.widgets.history.commit_list import CommitList
 
     demo_engine.record_outside_edits()
     demo_engine.extract(backend="offline")

@@ -6,8 +6,8 @@ from typing import Any
 
 from textual.widgets import DataTable, Markdown
 
-from memdeck.tui.widgets.raw_memory_view import RawMemoryView
-from memdeck.tui.widgets.transcript import TranscriptView
+from memdeck.tui.widgets.memories.raw_memory_view import RawMemoryView
+from memdeck.tui.widgets.sessions.transcript import TranscriptView
 from tests.test_line_usage import changed_home  # noqa: F401, F811  (a fixture)
 from tests.tui.conftest import SIZE, settle
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from external_import import CWD, MEMORY, PREFIX, PROJECT, imported, plant
 
-from memdeck.tui.widgets.memory_editor import MemoryEditor
-from memdeck.tui.widgets.memory_files import MemoryFileList
+from memdeck.tui.widgets.memory.memory_editor import MemoryEditor
+from memdeck.tui.widgets.memory.memory_files import MemoryFileList
 from tests.tui import stable_demo
 from tests.tui.test_memory_pane import open_memory, open_path, title
 

@@ -12,10 +12,10 @@ from memdeck.engine.memory_folder.history import History
 from memdeck.tui.messages import MemoryChanged
 from memdeck.tui.panes.memory import MemoryPane
 from memdeck.tui.widgets.confirm import ConfirmScreen
-from memdeck.tui.widgets.conflict import ConflictScreen
-from memdeck.tui.widgets.memory_editor import MemoryEditor
-from memdeck.tui.widgets.memory_files import MemoryFileList
-from memdeck.tui.widgets.note import NoteScreen
+from memdeck.tui.widgets.memory.conflict import ConflictScreen
+from memdeck.tui.widgets.memory.memory_editor import MemoryEditor
+from memdeck.tui.widgets.memory.memory_files import MemoryFileList
+from memdeck.tui.widgets.memory.note import NoteScreen
 from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle
 
@@ -328,7 +328,7 @@ def test_snapshot_new_note(stable_engine, make_app, snap_compare) -> None:
 
 
 async def test_agents_view_shows_the_injected_summary(demo_engine, make_app) -> None:
-    from memdeck.tui.widgets.injected import InjectedScreen
+    from memdeck.tui.widgets.memory.injected import InjectedScreen
 
     app = make_app(demo_engine)
     async with app.run_test(size=SIZE) as pilot:

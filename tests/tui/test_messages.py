@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 import memdeck.tui
 from memdeck.tui.messages import PipelineFinished, PipelineProgress, WorkFailed
-from memdeck.tui.widgets.commit_list import CommitList
+from memdeck.tui.widgets.history.commit_list import CommitList
 
 # every message the app defines and the handler method Textual derives for it (what a
 # `def on_...` in a pane or the App must be named)

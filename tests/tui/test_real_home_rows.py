@@ -50,7 +50,7 @@ async def test_a_clamped_setting_says_what_config_toml_holds(home, make_app) -> 
 
 
 async def test_backup_list_says_why_each_backup_was_taken(demo_engine, make_app) -> None:
-    from memdeck.tui.widgets.backup_list import BackupList
+    from memdeck.tui.widgets.settings.backup_list import BackupList
 
     first = demo_engine.reset()
     second = demo_engine.restore_backup(first.id)  # the state it replaced is backed up too

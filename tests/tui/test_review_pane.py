@@ -14,7 +14,7 @@ from memdeck.engine.phase2.proposals import root_state
 from memdeck.tui.messages import MemoryChanged
 from memdeck.tui.widgets.confirm import AskScreen, ConfirmScreen
 from memdeck.tui.widgets.diff_view import RELAYOUT_IN_THREAD, lay_out
-from memdeck.tui.widgets.hunk_list import HunkList, hunk_rows, hunk_text, with_layout
+from memdeck.tui.widgets.review.hunk_list import HunkList, hunk_rows, hunk_text, with_layout
 from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memdeck.tui.widgets.said_remembered import SaidRememberedScreen
 from memdeck.tui.widgets.session_table import SessionTable
-from memdeck.tui.widgets.transcript import TranscriptView
+from memdeck.tui.widgets.sessions.said_remembered import SaidRememberedScreen
+from memdeck.tui.widgets.sessions.transcript import TranscriptView
 from tests.tui import stable_demo
 from tests.tui.conftest import SIZE, settle
 

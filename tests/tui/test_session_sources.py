@@ -9,7 +9,7 @@ from textual.widgets import Collapsible, Static
 
 from memdeck.engine import Engine
 from memdeck.tui.widgets.session_table import SessionHeader, SessionTable
-from memdeck.tui.widgets.transcript import TranscriptView
+from memdeck.tui.widgets.sessions.transcript import TranscriptView
 from tests.tui.conftest import SIZE, settle
 
 BUNDLED = Path(__file__).resolve().parent.parent / "fixtures" / "rollouts"

@@ -6,7 +6,7 @@ from textual.widgets import Input
 
 from memdeck.tui.panes.sessions import SessionsPane
 from memdeck.tui.widgets.session_table import SessionTable
-from memdeck.tui.widgets.transcript import TranscriptView
+from memdeck.tui.widgets.sessions.transcript import TranscriptView
 from tests.tui.conftest import SIZE, settle
 
 

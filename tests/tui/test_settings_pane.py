@@ -8,10 +8,10 @@ from typing import Any
 from textual.widgets import Input, Select, Switch
 
 from memdeck.tui.panes.settings import SettingsPane
-from memdeck.tui.widgets.backup_list import BackupList
-from memdeck.tui.widgets.binding_list import BindingList
 from memdeck.tui.widgets.confirm import AskScreen, ConfirmScreen, TypedConfirmScreen
-from memdeck.tui.widgets.setting_row import SettingRow
+from memdeck.tui.widgets.settings.backup_list import BackupList
+from memdeck.tui.widgets.settings.binding_list import BindingList
+from memdeck.tui.widgets.settings.setting_row import SettingRow
 from tests.tui.conftest import SIZE, settle
 
 MEMORY_COMMENT = "# Wait this long after a session's last activity before extracting it."

@@ -11,7 +11,7 @@ from textual.widgets import Collapsible, Static
 from memdeck.engine import Engine
 from memdeck.tui.widgets.key_footer import KeyFooter
 from memdeck.tui.widgets.session_table import SessionTable
-from memdeck.tui.widgets.transcript import TranscriptView
+from memdeck.tui.widgets.sessions.transcript import TranscriptView
 from tests.tui.conftest import settle
 
 NARROW = (100, 30)

@@ -20,9 +20,9 @@ from textual.worker import get_current_worker
 from memdeck.engine import local_time
 
 from ..messages import MemoryChanged
-from ..widgets.commit_list import CommitHeader, CommitList
 from ..widgets.confirm import ConfirmScreen
 from ..widgets.diff_view import DiffRow, DiffView, parse_diff
+from ..widgets.history.commit_list import CommitHeader, CommitList
 from .base import Pane
 
 

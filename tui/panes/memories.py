@@ -20,8 +20,13 @@ from memdeck.engine import HomeInfo
 from ..messages import ShowSession
 from ..table_sort import Column as SortColumn
 from ..table_sort import SortOrder
-from ..widgets.moving_table import MovingDataTable
-from ..widgets.raw_memory_view import RawMemoryView, fit_columns, memory_columns, project_of
+from ..widgets.memories.moving_table import MovingDataTable
+from ..widgets.memories.raw_memory_view import (
+    RawMemoryView,
+    fit_columns,
+    memory_columns,
+    project_of,
+)
 from ..widgets.session_table import newest_year, short_time
 from .base import Pane
 

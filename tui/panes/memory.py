@@ -18,11 +18,11 @@ from textual.worker import Worker, WorkerState
 
 from memdeck.engine import MemdeckError, NotFound, human_size, local_time
 
-from ..widgets.imported_memory import title_lines
-from ..widgets.injected import InjectedScreen
-from ..widgets.line_trace import LineTraceScreen
-from ..widgets.memory_editor import MemoryEditor
-from ..widgets.memory_files import MemoryFileList
+from ..widgets.memory.imported_memory import title_lines
+from ..widgets.memory.injected import InjectedScreen
+from ..widgets.memory.line_trace import LineTraceScreen
+from ..widgets.memory.memory_editor import MemoryEditor
+from ..widgets.memory.memory_files import MemoryFileList
 from .memory_editing import MemoryEditing
 
 DEFAULT_FILES = ("memory_summary.md", "MEMORY.md")

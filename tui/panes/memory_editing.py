@@ -23,13 +23,13 @@ from memdeck.engine import MemoryConflict
 from ..external_editor import EditorError, run_editor
 from ..messages import MemoryChanged
 from ..widgets.confirm import ConfirmScreen
-from ..widgets.conflict import KEEP_MINE, TAKE_DISK, ConflictScreen
-from ..widgets.note import NoteScreen
+from ..widgets.memory.conflict import KEEP_MINE, TAKE_DISK, ConflictScreen
+from ..widgets.memory.note import NoteScreen
 from .base import Pane
 
 if TYPE_CHECKING:
-    from ..widgets.memory_editor import MemoryEditor
-    from ..widgets.memory_files import MemoryFileList
+    from ..widgets.memory.memory_editor import MemoryEditor
+    from ..widgets.memory.memory_files import MemoryFileList
 
 
 class MemoryEditing(Pane):

@@ -23,8 +23,8 @@ from memdeck.engine import local_time
 
 from ..messages import MemoryChanged
 from ..widgets.confirm import AskScreen, ConfirmScreen
-from ..widgets.hunk_list import HunkList, with_layout
-from ..widgets.proposal_header import ProposalHeader, backend_label, one_line
+from ..widgets.review.hunk_list import HunkList, with_layout
+from ..widgets.review.proposal_header import ProposalHeader, backend_label, one_line
 from .base import Pane
 from .review_data import ReviewData, load_review
 

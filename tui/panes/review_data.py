@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..widgets.hunk_list import HunkRows, hunk_rows
+from ..widgets.review.hunk_list import HunkRows, hunk_rows
 
 RECENT = 5
 

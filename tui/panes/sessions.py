@@ -24,7 +24,7 @@ from ..messages import MemoryChanged, SessionsChanged
 from ..widgets.confirm import ConfirmScreen
 from ..widgets.home_banner import HomeBanner
 from ..widgets.session_table import SORTS, SessionHeader, SessionTable, detail_line, matches
-from ..widgets.transcript import TranscriptView
+from ..widgets.sessions.transcript import TranscriptView
 from .base import Pane
 
 if TYPE_CHECKING:
@@ -507,7 +507,7 @@ class SessionsPane(Pane):
     def action_remembered(self) -> None:
         """The session side by side with what memory kept of it (its screen reads the data
         in a thread)."""
-        from ..widgets.said_remembered import SaidRememberedScreen
+        from ..widgets.sessions.said_remembered import SaidRememberedScreen
 
         s = self._target()
         if s is not None:

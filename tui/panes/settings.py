@@ -29,10 +29,10 @@ from memdeck.engine import (
 )
 
 from ..messages import MemoryChanged, SessionsChanged
-from ..widgets.backup_list import BackupList
-from ..widgets.binding_list import BindingList, collect_bindings
 from ..widgets.confirm import AskScreen, ConfirmScreen, TypedConfirmScreen
-from ..widgets.setting_row import SettingRow
+from ..widgets.settings.backup_list import BackupList
+from ..widgets.settings.binding_list import BindingList, collect_bindings
+from ..widgets.settings.setting_row import SettingRow
 from .base import Pane
 
 # The three switches at the top: key, label, what it means.

@@ -14,7 +14,7 @@ from textual.widgets import Collapsible, Static
 
 from memdeck.engine import local_time, strip_citations
 
-from ..render import STATUS_STYLE, heading, one_line, tool_call_code
+from ...render import STATUS_STYLE, heading, one_line, tool_call_code
 
 # Mounting an entry costs milliseconds (styles, layout), and a 3 MB rollout holds over a
 # thousand: only a window of entries is mounted. The first screen gets FIRST entries; more are

@@ -15,7 +15,7 @@ from textual.events import Click
 from textual.geometry import Region
 from textual.message import Message
 
-from .diff_view import DiffRow, DiffView, Layout, clean, diff_line, lay_out
+from ..diff_view import DiffRow, DiffView, Layout, clean, diff_line, lay_out
 
 SECRET_MARK = "⚠"
 

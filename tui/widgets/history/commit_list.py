@@ -17,7 +17,7 @@ from textual.widgets import Static
 
 from memdeck.engine import local_time
 
-from .cursor_list import MOVES, CursorList
+from ..cursor_list import MOVES, CursorList
 
 ORIGINS = ("codex", "consolidation", "user", "external", "restore", "start")  # a style each
 

@@ -30,8 +30,8 @@ def _own_classes(app: App[Any]) -> list[type]:
 
     from textual.dom import DOMNode
 
-    from .confirm import AskScreen, ConfirmScreen, TypedConfirmScreen
-    from .help import HelpScreen
+    from ..confirm import AskScreen, ConfirmScreen, TypedConfirmScreen
+    from ..help import HelpScreen
 
     seen: list[type] = [type(app)]
     for node in app.query("*"):
@@ -43,11 +43,11 @@ def _own_classes(app: App[Any]) -> list[type]:
     import importlib
     import pkgutil
 
-    from .. import panes, widgets
+    from ... import panes, widgets
 
     for pkg in (panes, widgets):
-        for info in pkgutil.iter_modules(pkg.__path__):
-            importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for info in pkgutil.walk_packages(pkg.__path__, f"{pkg.__name__}."):
+            importlib.import_module(info.name)
     for name, module in sorted(sys.modules.items()):
         if not name.startswith("memdeck.tui.") or module is None:
             continue
@@ -62,8 +62,8 @@ def _own_classes(app: App[Any]) -> list[type]:
 
 
 def _DIALOGS() -> tuple[type, ...]:  # noqa: N802 - a constant that must import late
-    from .confirm import AskScreen, ConfirmScreen, TypedConfirmScreen
-    from .help import HelpScreen
+    from ..confirm import AskScreen, ConfirmScreen, TypedConfirmScreen
+    from ..help import HelpScreen
 
     return (ConfirmScreen, TypedConfirmScreen, AskScreen, HelpScreen)
 

@@ -28,8 +28,8 @@ from textual.widgets.option_list import Option
 
 from memdeck.engine import local_time
 
-from ..messages import ShowSession, one_line
-from .key_footer import KeyFooter
+from ...messages import ShowSession, one_line
+from ..key_footer import KeyFooter
 
 SURE = {"exact": ("exact phrase", "bold green"), "keywords": ("shared keywords", "yellow"),
         "none": ("no match", "red")}

@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static, TextArea
 
-from .key_footer import KeyFooter
+from ..key_footer import KeyFooter
 
 
 class InjectedScreen(ModalScreen[None]):

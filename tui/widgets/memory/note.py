@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, RadioButton, RadioSet
 
-from .key_footer import KeyFooter
+from ..key_footer import KeyFooter
 
 
 class NoteScreen(ModalScreen[tuple[str, str] | None]):

@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from .key_footer import KeyFooter
+from ..key_footer import KeyFooter
 
 KEEP_MINE, TAKE_DISK, BACK = "mine", "disk", "edit"
 MAX_DIFF_LINES = 400  # a huge rewrite still opens at once; the rest is counted

@@ -1,0 +1,1 @@
+"""The Review pane's widgets: a proposal's header and its hunks."""

@@ -1,0 +1,1 @@
+"""The Sessions pane's widgets: a transcript, said vs remembered."""
