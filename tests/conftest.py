@@ -34,6 +34,19 @@ TIERS: dict[str, tuple[str, ...]] = {
     "test_packaging": ("slow",),
     "test_types": ("slow",),
     "test_any_date": ("slow",),  # reruns the date-sensitive modules at other dates (~1 min each)
+    # the kill trials and faults of the memory-folder switch, each in a memdeck process of its
+    # own (56 s and 23 s of the fast tier's 164 s on 2 cores, 2026-12-07)
+    "test_switch_faults": ("soak", "slow"),
+    "test_memory_folder_journal": ("soak", "slow"),
+    # real `memdeck` processes racing for extraction slots, or every command beside a FIFO or
+    # under both option orders
+    "test_extract_slots": ("slow",),
+    "test_fifo": ("slow",),
+    "test_cli_global_options": ("slow",),
+    "test_secrets_everywhere": ("slow",),  # one secret through a memory's whole life (30 s)
+    "test_memory_version": ("slow",),  # the whole pipeline on a v2 home, command by command
+    "test_llm_backend": ("slow",),  # real timeouts, retries and back-off on a local server
+    "test_reply_cap": ("slow",),  # 200 MB replies streamed from a local server
 }
 
 
