@@ -19,6 +19,9 @@ from .codex.pipeline_snapshot import read_snapshot
 from .codex.settings import SettingValue
 from .codex.state_db import read_threads
 from .errors import ConfigError, HomeError, MemdeckError, NotFound, os_error_text
+from .exports import LAZY as _LAZY
+from .facade_changes import MemoryFolderMethods
+from .facade_reads import ReadPathMethods
 from .index.extract_log import read_extract_log
 from .index.rollout_names import not_regular_warning
 from .index.session_index import RefreshStats, SessionIndex
@@ -109,56 +112,6 @@ __all__ = [
     "demo_home", "os_error_text",
 ]
 
-# Names the TUI and the CLI use, re-exported here so that `memdeck.engine` is their only door;
-# each is imported on first use (`from memdeck.engine import X` works), so importing the
-# facade stays cheap. name -> the module (relative to this package) that defines it.
-_LAZY: dict[str, str] = {
-    # what the facade's methods return and raise
-    "AcceptRefused": ".memory_folder.accept", "AddedSecret": ".phase2.proposals",
-    "Backup": ".memory_folder.backup", "CitationEvent": ".read_path.citation_usage",
-    "CitationReport": ".read_path.citation_usage", "ExtractReport": ".phase1.runner",
-    "ExtractResult": ".phase1.runner", "ForgetResult": ".phase1.forget",
-    "HistoryEntry": ".memory_folder.history", "Hunk": ".phase2.hunks",
-    "ListingHead": ".index.listing_head",
-    "ImportScope": ".codex.external_import",
-    "InjectedSummary": ".read_path.agent_view", "KeySpec": ".codex.settings",
-    "LineUsage": ".read_path.citation_usage", "MemoryConflict": ".memory_folder.edits",
-    "MemoryFileInfo": ".memory_folder.edits", "MemoryFileText": ".memory_folder.edits",
-    "MemoryNote": ".memory_folder.edits", "MemorySaved": ".memory_folder.edits",
-    "Note": ".phase2.notes", "NoteEffect": ".phase2.notes",
-    "Phase1Backend": ".phase1.backend", "Phase1Output": ".phase1.backend",
-    "Phase2Backend": ".phase2.backend", "Phase2Result": ".phase2.backend",
-    "Proposal": ".phase2.proposals", "Rollout": ".codex.rollout",
-    "SecretInText": ".memory_folder.edits", "Stage1Output": ".codex.pipeline_snapshot",
-    "TranscriptEntry": ".codex.transcript", "WatchActions": ".watch",
-    "BASE_INSTRUCTIONS": ".codex.transcript",
-    "WatchEvent": ".watch", "Watcher": ".watch",
-    # the TUI's and the CLI's: formats, settings keys, statuses, the home, review state
-    "HomeInfo": ".codex.home_info", "ProposalState": ".phase2.review",
-    "STATUSES": ".index.status", "ago": ".formatting", "all_keys": ".codex.settings",
-    "human_duration": ".formatting", "human_size": ".formatting", "iso_utc": ".formatting",
-    "local_time": ".formatting", "local_time_with_seconds": ".formatting",
-    "redact_stream": ".redact", "resolve_key": ".codex.settings",
-    "rfc3339_utc": ".formatting", "strip_citations": ".codex.citations",
-    "time_of_day": ".formatting", "toml_literal": ".codex.settings",
-    "short_id_length": ".index.sessions", "TESTED_CODEX": ".codex.home",
-    # the read path: line usage, citing sessions, the next session's memory (issue 11)
-    "CitingMessage": ".read_path.line_usage", "CitingSession": ".read_path.line_usage",
-    "FileUsage": ".read_path.line_usage", "LineStat": ".read_path.line_usage",
-    "RemovedCitation": ".read_path.line_usage", "Preview": ".read_path.preview",
-    "ReceivedSummary": ".read_path.preview",
-    # the read path: a memory line's evidence chain (issue 11, `Engine.trace`)
-    "Trace": ".read_path.trace", "TraceLineError": ".read_path.trace",
-    "SummaryTrace": ".read_path.trace", "Stage1Row": ".read_path.trace",
-    "TracedSession": ".read_path.trace", "LineChange": ".read_path.trace",
-    "MemoryBlock": ".read_path.memory_blocks", "SummaryRef": ".read_path.memory_blocks",
-    "TurnMatch": ".read_path.turn_match",
-    # the read path: said vs remembered (issue 11, `Engine.said_remembered`)
-    "SaidRemembered": ".read_path.said_remembered", "SaidMessage": ".read_path.said_remembered",
-    "RawLine": ".read_path.said_remembered", "FedLines": ".read_path.fed_lines",
-    "Purged": ".memory_folder.purge",
-    "Verdict": ".read_path.said_remembered",
-}
 __all__ += sorted(_LAZY)
 
 
@@ -173,8 +126,9 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-class Engine:
-    """One Codex home. Build once, share across threads."""
+class Engine(MemoryFolderMethods, ReadPathMethods):
+    """One Codex home. Build once, share across threads. The changes of the memory folder
+    (facade_changes.py) and the read path (facade_reads.py) are its methods too."""
 
     # told what `open` recovered (a change a killed memdeck left, finished or undone): the
     # CLI prints it on stderr, the app shows it; None: nobody is told
@@ -355,67 +309,7 @@ class Engine:
         return replace(runner.run(chosen, refused), warnings=listing.warnings,
                        past_limit=past_limit)
 
-    def forget(self, key: str) -> ForgetResult:
-        """Forget a session as Codex does: memory mode disabled, its raw memory deleted,
-        phase 2 enqueued when that memory was in use."""
-        from .index.extract_log import ForgottenSession, record_forgotten
-        from .memory_folder.forget_change import forget
-
-        self.home.require_writable_version()
-        writer = self._writer()
-        r = forget(writer, find_session(self.sessions(), key))
-        if r.line_no:  # the listing then says the user forgot it, not "switched off"
-            try:
-                record_forgotten(self.store.conn(), self.home.memory_version, ForgottenSession(
-                    r.thread_id, int(self.clock.now()), r.line_no, r.phase2_enqueued))
-            except Exception as e:  # noqa: BLE001 - the forget is done; only its wording is
-                import logging
-
-                logging.getLogger(__name__).warning(
-                    "memdeck could not note the forget of %s: %s", r.thread_id, e)
-        return r
-
-    def reset(self) -> Backup:
-        """Back up, then clear what Codex's reset clears. Returns the backup."""
-        from .memory_folder.backup import reset
-
-        writer = self._writer()
-        return reset(writer)
-
-    def backups(self) -> list[Backup]:
-        from .memory_folder.backup import list_backups
-
-        return list_backups(self.home)
-
-    def restore_backup(self, backup_id: str) -> Backup:
-        """Restore a backup byte for byte; returns the backup taken of the state replaced."""
-        from .memory_folder.backup import restore_backup
-
-        writer = self._writer()
-        return restore_backup(writer, backup_id)
-
-    def _writer(self) -> MemoryFolderWriter:
-        """The memory folder's writer, with the recovery it runs before every change (what a
-        killed memdeck left: memory_folder/leftovers.py) handed in from here."""
-        from .memory_folder.leftovers import recover
-        from .memory_folder.writer import MemoryFolderWriter
-
-        return MemoryFolderWriter(self.home, self.clock, lambda: self.store, recover)
-
     # -- phase 2: proposals ------------------------------------------------------------
-    def _recover(self, *, wait: bool = True) -> str | None:
-        """A change of the memory folder a crash interrupted is finished (or, before its
-        journal, forgotten) and a killed memdeck's leftovers cleared, before anything else
-        touches the home: one line saying what was done, or None."""
-
-        writer = self._writer()
-        return writer.recover(wait=wait)
-
-    def recover(self) -> str | None:
-        """What every command runs when it opens the home (see `_recover`); it does not
-        wait while another memdeck is changing the folder (nothing is left over then)."""
-        return self._recover(wait=False)
-
     def consolidate(self, backend: str | None = None) -> Proposal | None:
         """Phase 2 into a pending proposal (None when memory is already up to date)."""
         from .phase2.proposals import consolidate
@@ -440,15 +334,6 @@ class Engine:
 
         return diff_text(self.home, self.store, pid)
 
-    def accept(self, pid: str, files: list[str] | None = None,
-               hunks: dict[str, list[int]] | None = None) -> Proposal:
-        """Apply a proposal (all of it, chosen files, or chosen hunks) to the memory root."""
-        from .memory_folder.accept import accept
-
-        self.home.require_writable_version()
-        writer = self._writer()
-        return accept(writer, pid, files, hunks)
-
     def proposal_hunks(self, pid: str) -> list[Hunk]:
         """A pending proposal's changes as numbered hunks (for accepting some of them)."""
         from .phase2.hunks import proposal_hunks
@@ -469,66 +354,6 @@ class Engine:
         from .phase2.proposals import reject
 
         return reject(self.home, self.store, pid, reason, self.clock.now())
-
-    # -- history ----------------------------------------------------------------------
-    def record_outside_edits(self) -> str | None:
-        """Commit the memory root to memdeck's history if the history does not hold its
-        current state yet (a change memdeck did not make: `codex` or `external`). Returns the
-        new commit, None when there was nothing to record."""
-
-        if self.home.config_problem or self.read_only_reason:
-            return None  # which root is live is not known / nothing can be recorded here
-        # under the writer's lock: a snapshot taken while a note or an edit is being committed
-        # would stage its file, then commit nothing but an empty "outside" entry
-        writer = self._writer()
-        with writer.change(recover=False) as change:
-            return change.before()
-
-    def history(self) -> list[HistoryEntry]:
-        """Commits of memdeck's history repository, newest first. Only reads: call
-        `record_outside_edits` first to have the root's current state in it."""
-        from .memory_folder.history import History
-
-        return History(self.home, self.clock).entries()
-
-    def history_show(self, commit: str) -> tuple[HistoryEntry, str]:
-        from .memory_folder.history import History
-
-        return History(self.home, self.clock).show(commit)
-
-    def restore(self, commit: str) -> str:
-        """Make the memory root what it was at `commit`, as a new commit; nothing is lost."""
-        from .memory_folder.restore import restore
-
-        self.home.require_writable_version()
-        writer = self._writer()
-        return restore(writer, commit)
-
-    def purge_secret(self, text: str) -> Purged:
-        """Replace `text` with the redaction marker in history, Codex's baseline, backups and
-        proposals (refused while the live folder or a raw memory still holds it)."""
-        from .memory_folder.purge import purge_secret
-
-        writer = self._writer()
-        with writer.change():
-            return purge_secret(self.home, text)
-
-    def citations(self) -> CitationReport:
-        """Every citation of memory lines in the sessions, and the usage they add up to."""
-        from .read_path.citation_usage import citation_report
-
-        return citation_report(self.sessions(), self._citing_cache().stored)
-
-    def memories(self) -> MemoryRows:
-        """Stage-1 rows, newest first, with a warning when the pipeline DB is not readable
-        as memdeck knows it."""
-        snap = read_snapshot(self.home.pipeline_db, with_memories=True)
-        rows = sorted(snap.outputs.values(), key=lambda o: (-o.source_updated_at, o.thread_id))
-        if rows:
-            from .read_path.usage_notes import with_citation_notes
-
-            rows = with_citation_notes(rows, self._citing_messages(refresh=False))
-        return MemoryRows(rows, (snap.warning,) if snap.warning else ())
 
     # -- settings ---------------------------------------------------------------------
     def config_get(self, key: str) -> SettingValue:
@@ -554,133 +379,6 @@ class Engine:
         from .codex.keymap import set_key
 
         set_key(self.home.memdeck_config_path, binding_id, keys)
-
-    # -- memory files -----------------------------------------------------------------
-    def memory_files(self) -> list[MemoryFileInfo]:
-        """The memory root's files (summary and MEMORY.md first); empty when it is missing.
-        Files Codex imported from another agent's memory are kind `imported`, each resource
-        with its project's `scope` (scope.json)."""
-        from .memory_folder.edits import list_files
-
-        return list_files(self.home)
-
-    def memory_read(self, path: str) -> MemoryFileText:
-        """A memory file's text and the version token a later save names (an imported file
-        comes read-only, with its scope)."""
-        from .memory_folder.edits import read_file
-
-        return read_file(self.home, path)
-
-    def memory_file_path(self, path: str) -> Path:
-        """Where the memory file `path` (a name `memory_files` gave) is on disk."""
-        from .memory_folder.edits import resolve
-
-        return resolve(self.home, path)[0]
-
-    def memory_save(self, path: str, text: str, base_version: str | None) -> MemorySaved:
-        """Save a user's edit made from `base_version` (None: a new file). Raises
-        `MemoryConflict` (nothing written) if the file changed on disk since."""
-        from .memory_folder.edits import save_file
-
-        writer = self._writer()
-        return save_file(writer, path, text, base_version)
-
-    def memory_note(self, text: str, kind: str = "remember") -> MemoryNote:
-        """Add an ad-hoc note asking the next consolidation to remember or forget `text`."""
-        from .memory_folder.edits import add_note
-
-        writer = self._writer()
-        return add_note(writer, text, kind)
-
-    def memory_injected(self) -> InjectedSummary:
-        """memory_summary.md as the agent gets it next session, with its token estimate."""
-        from .read_path.agent_view import injected_summary
-
-        self.home.__dict__.pop("config", None)  # the toggles may have changed since
-        return injected_summary(self.home)
-
-    # -- the read path: said vs remembered for one session (issue 11) -------------------
-    def said_remembered(self, key: str, refresh: bool = True) -> SaidRemembered:
-        """One session side by side: what the user and the agent said, the raw memory of
-        its stage-1 row (or why there is none), the lines of today's memory it fed, and a
-        kept / reworded / dropped verdict for each message and raw-memory line. `key` as
-        `session` takes it. Only reads."""
-        from .read_path.said_remembered import said_remembered
-
-        detail = self.session(key, refresh=refresh)
-        return said_remembered(self.home, detail.session, detail.entries)
-
-    # -- the read path: trace a memory line back to its evidence (issue 11) ------------
-    def trace(self, path: str, line: int, refresh: bool = False) -> Trace:
-        """The evidence chain of today's line `line` (1-based) of a memory file (relative to
-        the active root): its block, the rollout summary files it lists, their stage-1 rows,
-        the sessions and the turns the fact came from, and who last changed the line. Reads
-        the index as it is (`refresh`: catch it up with the disk first) and one rollout per
-        summary. Raises `TraceLineError` for a line out of range, `NotFound` for no file."""
-        from .memory_folder.edits import MemoryPathError, read_file
-        from .read_path.trace import TraceLineError, trace_line
-
-        try:
-            f = read_file(self.home, path)
-        except MemoryPathError as e:
-            raise TraceLineError(str(e)) from None
-        index = self.index
-        if refresh:
-            index.refresh()
-        return trace_line(self.home, f.path, f.text, line, index.by_thread)
-
-    # -- the read path: use of memory lines, the next session's memory (issue 11) ------
-    def _citing_cache(self) -> Any:  # a CitingMessageCache (read_path/line_usage.py)
-        """The citation events kept in memdeck's store: only the rollouts the index flagged
-        are read, each parsed again only when its size or mtime changed."""
-        from .read_path.citation_store import CitationStore
-        from .read_path.line_usage import CitingMessageCache
-
-        return self.__dict__.setdefault(  # setdefault: one cache when two threads ask
-            "_citing_state", CitingMessageCache(CitationStore(self.store, self.home.root)))
-
-    def _citing_messages(self, refresh: bool = True) -> list[CitingMessage]:
-        """Every citing assistant message of the indexed rollouts (`_citing_cache`)."""
-        from .read_path.line_usage import RolloutRef
-
-        messages: list[CitingMessage] = self._citing_cache().messages(
-            RolloutRef(path, thread, cwd)
-            for path, thread, cwd in self.index.citing_candidates(refresh=refresh))
-        return messages
-
-    def line_usage(self, path: str, refresh: bool = True) -> FileUsage:
-        """The gutter of a memory file (relative to the active root): per line how often and
-        when last it was cited (citations of older versions mapped through history), never-
-        cited lines, the drop-out date under `max_unused_days`, and the cited lines since
-        removed. `refresh=False`: the index as it is (the app's watcher keeps it current)."""
-        from .memory_folder.edits import read_file
-        from .read_path.line_usage import file_usage
-
-        f = read_file(self.home, path)
-        self.home.__dict__.pop("config", None)
-        rows = read_snapshot(self.home.pipeline_db).outputs
-        return file_usage(self.home, f.path, f.text, self._citing_messages(refresh), rows,
-                          self.home.config.max_unused_days, self.clock.now())
-
-    def citing_sessions(self, path: str, line: int) -> list[CitingSession]:
-        """The sessions that cited today's line `line` of a memory file, newest first, each
-        with the transcript index of its citing message."""
-        from .memory_folder.edits import read_file
-        from .read_path.line_usage import citing_sessions
-
-        f = read_file(self.home, path)
-        return citing_sessions(self.home, f.path, f.text, line, self._citing_messages())
-
-    def preview(self) -> Preview:
-        """What the next session will be given of memory, and how it differs from what the
-        most recent session that got memory received."""
-        from .read_path.preview import RolloutToSearch, preview
-
-        self.home.__dict__.pop("config", None)
-        rollouts = [RolloutToSearch(s.path, s.thread_id,
-                                    parse_iso(s.started_at) or float(s.updated_at))
-                    for s in self.index.sessions(refresh=True)]
-        return preview(self.home, rollouts)
 
     # -- watching ---------------------------------------------------------------------
     def watcher(self, on_event: Listener, stop: threading.Event | None = None,
