@@ -44,7 +44,8 @@ PACKAGE_LAYER = {"codex": "codex", "index": "index", "phase1": "phase1", "phase2
                  "memory_folder": "memory_folder", "read_path": "read_path",
                  "backends": "backends", "demo": "top"}
 FOUNDATION = {"errors", "clock", "formatting", "store", "redact", "workers", "call_log",
-              "atomic", "personal_data", "crash_points", "line_diff", "content_gate"}
+              "atomic", "personal_data", "crash_points", "line_diff", "content_gate",
+              "secret_rules"}
 TOP = {"__init__", "watch", "results", "settings_access", "exports", "facade_parts",
        "facade_changes", "facade_reads"}  # the watcher; the facade and its parts
 FACADE_INTERNALS = {"home", "store", "index"}  # public attributes of Engine, not for the TUI
