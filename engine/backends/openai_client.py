@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..codex.settings import MEMDECK_KEYS, MemoriesConfig, coerce_stored
 from ..errors import ConfigError
 from .capped_http import MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES, cap_errors, capped_http_client
+from .endpoint_key import OPENAI_URL, key_for
 from .replies import (  # re-exported: the backend's public API
     MAX_CONTENT_CHARS,
     STAGE_ONE_OUTPUT_SCHEMA,
@@ -58,7 +59,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the openai client's own default
+DEFAULT_BASE_URL = OPENAI_URL  # the openai client's own default
 # The models Codex 0.169 asks for when `[memories]` names none (docs/codex-compat.md "Requests").
 DEFAULT_EXTRACT_MODEL = "gpt-6-luna"
 DEFAULT_CONSOLIDATION_MODEL = "gpt-6.1-terra"
@@ -74,6 +75,8 @@ class BackendConfig:
     consolidation_model: str
     timeout: float  # seconds per attempt (connect, read and write each)
     max_retries: int
+    key_source: str = ""  # where api_key came from ("memdeck.api_key", "$NAME"), for messages
+    key_withheld: str = ""  # why a key in the environment was not sent (endpoint_key.py)
 
     @property
     def url(self) -> str:
@@ -103,9 +106,9 @@ def resolve_backend_config(memdeck_settings: Mapping[str, Any],
     """Precedence (docs/architecture.md "Model backends").
 
     base_url: memdeck's `base_url` > `OPENAI_BASE_URL` > the client default.
-    api_key: memdeck's `api_key` > `OPENAI_API_KEY`. A key set in memdeck's own settings goes
-    with the endpoint set there; putting the environment first would send a user's real OpenAI
-    key to whatever local or third-party `base_url` they configured for memdeck.
+    api_key: memdeck's `api_key` > the variable memdeck's `api_key_env` names >
+    `OPENAI_API_KEY`, the last only when the endpoint is its own (`OPENAI_BASE_URL`'s, else
+    OpenAI's): a key is never sent to a host it was not configured for (endpoint_key.py).
     models: `[memories] extract_model` / `consolidation_model` > memdeck's setting > Codex's
     provider default.
     """
@@ -114,9 +117,15 @@ def resolve_backend_config(memdeck_settings: Mapping[str, Any],
         return coerce_stored(MEMDECK_KEYS[name], memdeck_settings.get(name))
 
     mem = memories_config
+    my_url = _nonempty(mine("base_url"))
+    base_url = my_url or _nonempty(env.get("OPENAI_BASE_URL"))
+    key = key_for(base_url or DEFAULT_BASE_URL, my_base_url=my_url, my_key=_nonempty(
+        mine("api_key")), my_key_env=_nonempty(mine("api_key_env")), env=env)
     return BackendConfig(
-        base_url=_nonempty(mine("base_url")) or _nonempty(env.get("OPENAI_BASE_URL")),
-        api_key=_nonempty(mine("api_key")) or _nonempty(env.get("OPENAI_API_KEY")),
+        base_url=base_url,
+        api_key=key.key,
+        key_source=key.source,
+        key_withheld=key.withheld,
         extract_model=(mem and mem.extract_model) or _nonempty(mine("extract_model"))
         or DEFAULT_EXTRACT_MODEL,
         consolidation_model=(mem and mem.consolidation_model)
@@ -145,6 +154,8 @@ def build_client(cfg: BackendConfig) -> openai.OpenAI:
         if cfg.base_url is None:
             raise ConfigError("the openai backend needs a key: set OPENAI_API_KEY or "
                               "`memdeck config set memdeck.api_key …` (or a memdeck.base_url)")
+        if cfg.key_withheld:
+            log.info("%s", cfg.key_withheld)
         key = NO_KEY
     return openai.OpenAI(
         api_key=key, base_url=cfg.url, max_retries=cfg.max_retries,
@@ -359,6 +370,8 @@ def _describe(e: Exception, cfg: BackendConfig, ms: int) -> ModelCallError:
                                   f"{detail}", kind="server", duration_ms=ms)
         hint = {401: " (check the API key)", 403: " (check the API key's permissions)",
                 404: " (check memdeck.base_url and the model name)"}.get(code, "")
+        if code in (401, 403) and cfg.key_withheld:
+            hint = f" ({cfg.key_withheld})"
         return ModelCallError(f"model endpoint {ep} rejected the request with HTTP {code}"
                               f"{hint}: {detail}", kind="rejected", duration_ms=ms)
     return ModelCallError(f"model endpoint {ep} failed: {outside_text(str(e), 200)}",
