@@ -303,9 +303,13 @@ class Engine(MemoryFolderMethods, ReadPathMethods):
         if limit is not None:
             past_limit = max(0, len(chosen) - max(0, limit))
             chosen = chosen[: max(0, limit)]
-        runner = Phase1Runner(self.home, self.store, self.clock, self.phase1_backend(backend),
+        from .backends.choice import phase1_budget
+
+        chosen_backend = self.phase1_backend(backend)
+        budget = phase1_budget(chosen_backend, self.config_get("memdeck.input_budget").value)
+        runner = Phase1Runner(self.home, self.store, self.clock, chosen_backend,
                               progress=progress, cancel=cancel, slot_wait=slot_wait,
-                              on_wait=on_wait)
+                              on_wait=on_wait, token_limit=budget)
         return replace(runner.run(chosen, refused), warnings=listing.warnings,
                        past_limit=past_limit)
 

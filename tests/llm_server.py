@@ -132,6 +132,9 @@ class LLMServer:
     in_flight: int = 0
     max_in_flight: int = 0
     streamed_bytes: int = 0  # content bytes written by "stream" replies (until the client left)
+    # what GET /v1/models lists (a test sets e.g. vLLM's {"max_model_len": 8192} on it)
+    models: list[dict[str, Any]] = field(default_factory=lambda: [
+        {"id": "test-model", "object": "model", "created": 0, "owned_by": "test"}])
     _queue: deque[Reply] = field(default_factory=deque)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _serving: LoopbackServer = field(
@@ -230,8 +233,7 @@ def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
             self._record()
             try:
                 if self.path.rstrip("/") == "/v1/models":
-                    data = {"object": "list", "data": [
-                        {"id": "test-model", "object": "model", "created": 0, "owned_by": "test"}]}
+                    data = {"object": "list", "data": server.models}
                     self._send(200, json.dumps(data).encode())
                 else:
                     self._send(404, b'{"error": {"message": "not found"}}')

@@ -38,3 +38,20 @@ def phase2_backend(name: str, cfg: BackendConfig, store: Store) -> Phase2Backend
     from .openai_phase2 import OpenAIPhase2
 
     return OpenAIPhase2(cfg, store)
+
+
+def phase1_budget(backend: Phase1Backend, setting: int | None) -> int:
+    """The tokens of a rollout phase 1 sends: `memdeck.input_budget` when set, else what fits
+    the server's stated context (server_context.py), never more than Codex's 150,000."""
+    from ..phase1.input_v1 import DEFAULT_ROLLOUT_TOKEN_LIMIT
+    from .openai_client import OpenAIBackend
+
+    if setting:
+        return setting
+    if isinstance(backend, OpenAIBackend):
+        context = backend.context_length()
+        if context:
+            from .server_context import budget_for
+
+            return min(DEFAULT_ROLLOUT_TOKEN_LIMIT, budget_for(context))
+    return DEFAULT_ROLLOUT_TOKEN_LIMIT

@@ -31,6 +31,7 @@ from ..codex.settings import MEMDECK_KEYS, MemoriesConfig, coerce_stored
 from ..errors import ConfigError
 from .capped_http import MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES, cap_errors, capped_http_client
 from .endpoint_key import OPENAI_URL, key_for
+from .json_output import correction, refuses_json_schema, response_format, with_schema_instruction
 from .replies import (  # re-exported: the backend's public API
     MAX_CONTENT_CHARS,
     STAGE_ONE_OUTPUT_SCHEMA,
@@ -77,6 +78,7 @@ class BackendConfig:
     max_retries: int
     key_source: str = ""  # where api_key came from ("memdeck.api_key", "$NAME"), for messages
     key_withheld: str = ""  # why a key in the environment was not sent (endpoint_key.py)
+    output_mode: str = "auto"  # auto | json_schema | json_object (json_output.py)
 
     @property
     def url(self) -> str:
@@ -132,6 +134,7 @@ def resolve_backend_config(memdeck_settings: Mapping[str, Any],
         or _nonempty(mine("consolidation_model")) or DEFAULT_CONSOLIDATION_MODEL,
         timeout=float(mine("request_timeout")),
         max_retries=int(mine("max_retries")),
+        output_mode=str(mine("output_mode")),
     )
 
 
@@ -167,34 +170,46 @@ def build_client(cfg: BackendConfig) -> openai.OpenAI:
 def extract_json(client: openai.OpenAI, cfg: BackendConfig, *, system: str,
                  user: str | list[str], schema: dict[str, Any], schema_name: str,
                  parse: Callable[[str], dict[str, Any]] = parse_stage_one_output,
-                 reasoning_effort: str | None = None) -> ModelReply:
-    """One strict JSON-schema completion with `cfg.extract_model`, checked by `parse`.
-    `user` is one message, or several in order (V2 phase 1 sends its input in pieces)."""
+                 reasoning_effort: str | None = None,
+                 mode: str = "json_schema") -> ModelReply:
+    """One JSON completion with `cfg.extract_model`, checked by `parse`: under Codex's strict
+    schema (`mode` json_schema), or in JSON mode (json_object: json_output.py), where a reply
+    that breaks the contract is sent back once with the reason. `user` is one message, or
+    several in order (V2 phase 1 sends its input in pieces)."""
     users = [user] if isinstance(user, str) else list(user)
-    body: dict[str, Any] = {
-        "model": cfg.extract_model,
-        "messages": [{"role": "system", "content": system},
-                     *({"role": "user", "content": u} for u in users)],
-        "response_format": {"type": "json_schema", "json_schema": {
-            "name": schema_name, "schema": schema, "strict": True}},
-    }
+    json_mode = mode == "json_object"
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": with_schema_instruction(system, schema) if json_mode
+         else system}, *({"role": "user", "content": u} for u in users)]
+    body: dict[str, Any] = {"model": cfg.extract_model, "messages": messages,
+                            "response_format": response_format(mode, schema, schema_name)}
     if reasoning_effort:
         body["reasoning_effort"] = reasoning_effort
-    turn = _complete(client, cfg, body)
-    where = f"model {turn.model} at {cfg.endpoint}"
-    usage = {"input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens,
-             "duration_ms": turn.duration_ms, "model": turn.model}
-    if turn.refusal:
-        raise ModelOutputError(f"{where} refused: {outside_text(turn.refusal, 200)}", **usage)
-    text = turn.content or ""
-    try:
-        parsed = parse(text)
-    except ModelOutputError as e:
-        cut = " (the reply was cut off at the token limit)" if turn.finish == "length" else ""
-        raise ModelOutputError(f"{where} broke the {schema_name} schema: {e}{cut}",
-                               **usage) from None
-    return ModelReply(text, parsed, turn.input_tokens, turn.output_tokens, turn.duration_ms,
-                      turn.model)
+    spent = (0, 0, 0)
+    for attempt in (1, 2):
+        turn = _complete(client, cfg, body)
+        spent = (spent[0] + turn.input_tokens, spent[1] + turn.output_tokens,
+                 spent[2] + turn.duration_ms)
+        where = f"model {turn.model} at {cfg.endpoint}"
+        usage = {"input_tokens": spent[0], "output_tokens": spent[1], "duration_ms": spent[2],
+                 "model": turn.model}
+        if turn.refusal:
+            raise ModelOutputError(f"{where} refused: {outside_text(turn.refusal, 200)}",
+                                   **usage)
+        text = turn.content or ""
+        try:
+            parsed = parse(text)
+        except ModelOutputError as e:
+            cut = " (the reply was cut off at the token limit)" if turn.finish == "length" else ""
+            if json_mode and attempt == 1:  # JSON mode: once more, told what was wrong
+                body = {**body, "messages": [*messages, {"role": "assistant", "content": text},
+                                             {"role": "user", "content": correction(f"{e}{cut}")}]}
+                continue
+            again = " twice in JSON mode" if json_mode else ""
+            raise ModelOutputError(f"{where} broke the {schema_name} schema{again}: {e}{cut}",
+                                   **usage) from None
+        return ModelReply(text, parsed, spent[0], spent[1], spent[2], turn.model)
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def chat_with_tools(client: openai.OpenAI, cfg: BackendConfig, *,
@@ -220,6 +235,10 @@ class OpenAIBackend:
         self.model = cfg.extract_model
         self._client = client
         self._lock = threading.Lock()
+        # auto: strict schema until the endpoint refuses it, then JSON mode (json_output.py)
+        self.output_mode = "json_schema" if cfg.output_mode == "auto" else cfg.output_mode
+        self._context: int | None = None  # the server's stated context length, asked once
+        self._context_asked = False
 
     @property
     def client(self) -> openai.OpenAI:
@@ -228,13 +247,35 @@ class OpenAIBackend:
                 self._client = build_client(self.cfg)
             return self._client
 
+    def context_length(self) -> int | None:
+        """The extract model's context length as the server states it (asked once)."""
+        from .server_context import context_length
+
+        if not self._context_asked:
+            self._context = context_length(self.client, self.cfg.extract_model)
+            self._context_asked = True
+        return self._context
+
     def extract_json(self, *, system: str, user: str | list[str], schema: dict[str, Any],
                      schema_name: str,
                      parse: Callable[[str], dict[str, Any]] = parse_stage_one_output,
                      reasoning_effort: str | None = None) -> ModelReply:
-        return extract_json(self.client, self.cfg, system=system, user=user, schema=schema,
-                            schema_name=schema_name, parse=parse,
-                            reasoning_effort=reasoning_effort)
+        kw: dict[str, Any] = {"system": system, "user": user, "schema": schema,
+                              "schema_name": schema_name, "parse": parse,
+                              "reasoning_effort": reasoning_effort}
+        mode = self.output_mode
+        try:
+            return extract_json(self.client, self.cfg, mode=mode, **kw)
+        except ModelCallError as e:
+            if self.cfg.output_mode != "auto" or mode != "json_schema" \
+                    or not refuses_json_schema(e):
+                raise
+        with self._lock:
+            if self.output_mode == "json_schema":
+                log.info("%s does not take a strict JSON schema: JSON mode from now on",
+                         self.cfg.endpoint)
+                self.output_mode = "json_object"
+        return extract_json(self.client, self.cfg, mode="json_object", **kw)
 
     def chat_with_tools(self, *, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                         reasoning_effort: str | None = None) -> ToolTurn:

@@ -98,6 +98,11 @@ MEMDECK_KEYS: dict[str, KeySpec] = {
         KeySpec("api_key_env", "str", None,
                 help="environment variable holding memdeck.base_url's key"),
         KeySpec("extract_model", "str", None, help="phase-1 model when [memories] sets none"),
+        KeySpec("input_budget", "int", None, 1_000, 2_000_000,
+                help="tokens of a session sent to phase 1 (unset: what the server's context "
+                     "holds, at most Codex's 150,000)"),
+        KeySpec("output_mode", "enum", "auto", choices=("auto", "json_schema", "json_object"),
+                help="auto: a strict JSON schema, JSON mode if the endpoint refuses it"),
         KeySpec("consolidation_model", "str", None,
                 help="phase-2 model when [memories] sets none"),
         KeySpec("auto_accept", "bool", False,

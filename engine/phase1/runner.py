@@ -40,7 +40,7 @@ from ..index.sessions import Session
 from ..redact import redact
 from ..store import Store
 from .backend import Phase1Backend, Phase1Output
-from .input_v1 import build_input, truncate_bytes
+from .input_v1 import DEFAULT_ROLLOUT_TOKEN_LIMIT, build_input, truncate_bytes
 from .input_v2 import build_input_v2
 from .slots import SlotWait, slot_wait_seconds
 
@@ -117,8 +117,10 @@ class Phase1Runner:
                  cancel: threading.Event | None = None,
                  progress: Progress | None = None,
                  slot_wait: float | None = None,
-                 on_wait: Callable[[str], None] | None = None) -> None:
+                 on_wait: Callable[[str], None] | None = None,
+                 token_limit: int = DEFAULT_ROLLOUT_TOKEN_LIMIT) -> None:
         self.home = home
+        self.token_limit = token_limit  # of a rollout sent to the model (backends/server_context)
         self.store = store
         self.clock = clock
         self.backend = backend
@@ -244,7 +246,7 @@ class Phase1Runner:
         started_at = self.clock.now()
         try:
             build = build_input_v2 if self.version == "v2" else build_input
-            out = self.backend.extract(build(read_rollout(s.rollout_path)), s)
+            out = self.backend.extract(build(read_rollout(s.rollout_path), self.token_limit), s)
         except Exception as e:  # noqa: BLE001 - recorded on the job, shown as one line
             failure = e if isinstance(e, MemdeckError) else None
             # redacted here, so what is printed is what is stored (it may quote the model)

@@ -103,7 +103,7 @@ def cmd_config(ctx: Context) -> int:
     elif v.value is None:
         from memdeck.engine import MemdeckError
 
-        raise MemdeckError(f"{v.key} is not set (Codex uses the provider's default model)")
+        raise MemdeckError(f"{v.key} is not set: {v.help}")
     else:
         why = v.note or v.adjusted  # derived (the version) or adjusted (a clamped value)
         print(toml_literal(v.value) + (f"  # {why}" if why else ""))
