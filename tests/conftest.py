@@ -130,6 +130,21 @@ class HomeBuilder:
         return p
 
 
+def add_pasted_log_session(home: HomeBuilder) -> Path:
+    """A real 0.169 TUI session into which the user pasted a 2,000-line build log (150 KB,
+    about 38,000 tokens of phase-1 input), as people do."""
+    import json
+
+    lines = (FIXTURES / "codex-0.169-tui.jsonl").read_text().splitlines()
+    log = "\n".join(f"[{i:04d}] cargo build: compiling crate-{i} v0.{i}.0 (/home/dev/src/"
+                     f"ledger/crates/c{i})" for i in range(2000))
+    pasted = {"timestamp": "2026-12-03T00:30:00.000Z", "type": "response_item", "payload": {
+        "type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": f"Why is the build this slow?\n{log}"}]}}
+    return home.write("rollout-2026-12-03T00-12-20-01a2393e-b457-7183-b793-3b51ac9fa267.jsonl",
+                      "\n".join([*lines, json.dumps(pasted)]).encode() + b"\n")
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> HomeBuilder:
     return HomeBuilder(tmp_path / "codex-home")

@@ -95,10 +95,26 @@ def test_a_strict_schema_reply_that_breaks_it_fails_at_once_as_codex_does(
 
 
 def test_other_errors_are_not_taken_for_a_refused_schema(llm_server: LLMServer) -> None:
+    # a transient 500 on the first strict request (sent without retries) is tried again,
+    # still strict; a refusal would have switched to JSON mode
     llm_server.push(status_reply(500, "out of memory"))
-    with pytest.raises(ModelCallError, match="HTTP 500.*out of memory"):
+    llm_server.push(json_reply(GOOD))
+    assert ask(backend(llm_server.url)).parsed == GOOD
+    assert kinds(llm_server) == ["json_schema", "json_schema"]
+    llm_server.reset_counters()
+    llm_server.push(status_reply(401, "bad key"))  # not transient: said at once
+    with pytest.raises(ModelCallError, match="HTTP 401"):
         ask(backend(llm_server.url))
     assert kinds(llm_server) == ["json_schema"]
+
+
+def test_the_refusal_costs_one_request_not_the_clients_retries(llm_server: LLMServer) -> None:
+    llm_server.handler = like_llama_cpp(json_reply(GOOD))
+    b = OpenAIBackend(BackendConfig(
+        base_url=llm_server.url, api_key=None, extract_model="small",
+        consolidation_model="small", timeout=5.0, max_retries=3))
+    assert ask(b).parsed == GOOD
+    assert kinds(llm_server) == ["json_schema", "json_object"]
 
 
 def test_the_setting_forces_a_mode(llm_server: LLMServer) -> None:
@@ -114,22 +130,12 @@ def test_the_setting_forces_a_mode(llm_server: LLMServer) -> None:
 # -- the input budget: what fits the server's context -----------------------------------------
 def _long_demo(tmp_path: Any, llm_server: LLMServer) -> Any:
     """A home with a real 0.169 TUI session into which a 150 KB log was pasted, served."""
-    import json
-
-    from conftest import FIXTURES, HomeBuilder
+    from conftest import HomeBuilder, add_pasted_log_session
 
     from memdeck.engine import Engine
 
     home = HomeBuilder(tmp_path / "home").v1()
-    lines = (FIXTURES / "codex-0.169-tui.jsonl").read_text().splitlines()
-    # the user pastes a 2,000-line build log and asks about it, as people do
-    log = "\n".join(f"[{i:04d}] cargo build: compiling crate-{i} v0.{i}.0 (/home/dev/src/"
-                     f"ledger/crates/c{i})" for i in range(2000))
-    pasted = {"timestamp": "2026-12-03T00:30:00.000Z", "type": "response_item", "payload": {
-        "type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": f"Why is the build this slow?\n{log}"}]}}
-    home.write("rollout-2026-12-03T00-12-20-01a2393e-b457-7183-b793-3b51ac9fa267.jsonl",
-               "\n".join([*lines, json.dumps(pasted)]).encode() + b"\n")
+    add_pasted_log_session(home)
     eng = Engine.open(home.root)
     eng.config_set("memdeck.base_url", llm_server.url)
     eng.config_set("memdeck.max_retries", "0")
@@ -188,3 +194,19 @@ def test_the_setting_beats_the_server_and_no_statement_keeps_codexs_figure(
     eng.config_set("memdeck.input_budget", "3000")
     assert phase1_budget(eng.phase1_backend(), 3000) == 3000
     assert eng.config_get("memdeck.input_budget").value == 3000
+
+
+def test_raw_line_breaks_in_a_json_mode_string_are_read(llm_server: LLMServer) -> None:
+    # seen from SmolLM2 through llama.cpp: a literal newline inside "raw_memory"
+    broken = ('{"rollout_summary": "Fixed parse_empty", "rollout_slug": "fix-parse-empty", '
+              '"raw_memory": "- run `cargo test`\n- then `cargo clippy`"}')
+    llm_server.handler = like_llama_cpp(json_reply(broken))
+    reply = ask(backend(llm_server.url))
+    assert reply.parsed["raw_memory"] == "- run `cargo test`\n- then `cargo clippy`"
+    assert len(llm_server.chat_requests()) == 2  # no retry was needed
+    # under a strict schema the contract is Codex's: the same reply fails the job
+    llm_server.reset_counters()
+    llm_server.handler = None
+    llm_server.push(json_reply(broken))
+    with pytest.raises(ModelOutputError, match="not valid JSON"):
+        ask(backend(llm_server.url, "json_schema"))

@@ -49,3 +49,18 @@ def refuses_json_schema(e: ModelCallError) -> bool:
     text = str(e).lower()
     return e.kind in ("rejected", "server") and (
         "response_format" in text or "json_schema" in text or "response format" in text)
+
+
+def lenient_json(text: str) -> str:
+    """`text` re-serialised when it is JSON only but for control characters inside strings
+    (a raw line break or tab, which small local models write and JSON forbids); else as is,
+    for the contract's own check to name what is wrong."""
+    try:
+        json.loads(text)
+        return text
+    except ValueError:
+        pass
+    try:
+        return json.dumps(json.loads(text, strict=False), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return text

@@ -31,7 +31,13 @@ from ..codex.settings import MEMDECK_KEYS, MemoriesConfig, coerce_stored
 from ..errors import ConfigError
 from .capped_http import MAX_BODY_BYTES, MAX_ERROR_BODY_BYTES, cap_errors, capped_http_client
 from .endpoint_key import OPENAI_URL, key_for
-from .json_output import correction, refuses_json_schema, response_format, with_schema_instruction
+from .json_output import (
+    correction,
+    lenient_json,
+    refuses_json_schema,
+    response_format,
+    with_schema_instruction,
+)
 from .replies import (  # re-exported: the backend's public API
     MAX_CONTENT_CHARS,
     STAGE_ONE_OUTPUT_SCHEMA,
@@ -79,6 +85,8 @@ class BackendConfig:
     key_source: str = ""  # where api_key came from ("memdeck.api_key", "$NAME"), for messages
     key_withheld: str = ""  # why a key in the environment was not sent (endpoint_key.py)
     output_mode: str = "auto"  # auto | json_schema | json_object (json_output.py)
+    tools_mode: str = "auto"  # auto | on | off: phase 2's tool calling (phase2_files_json.py)
+    input_budget: int | None = None  # tokens; None: what the server's context holds
 
     @property
     def url(self) -> str:
@@ -135,6 +143,8 @@ def resolve_backend_config(memdeck_settings: Mapping[str, Any],
         timeout=float(mine("request_timeout")),
         max_retries=int(mine("max_retries")),
         output_mode=str(mine("output_mode")),
+        tools_mode=str(mine("tools")),
+        input_budget=mine("input_budget") or None,
     )
 
 
@@ -197,6 +207,8 @@ def extract_json(client: openai.OpenAI, cfg: BackendConfig, *, system: str,
             raise ModelOutputError(f"{where} refused: {outside_text(turn.refusal, 200)}",
                                    **usage)
         text = turn.content or ""
+        if json_mode:  # small local models put raw line breaks in strings: read them as \n
+            text = lenient_json(text)
         try:
             parsed = parse(text)
         except ModelOutputError as e:
@@ -239,6 +251,7 @@ class OpenAIBackend:
         self.output_mode = "json_schema" if cfg.output_mode == "auto" else cfg.output_mode
         self._context: int | None = None  # the server's stated context length, asked once
         self._context_asked = False
+        self._schema_taken = False  # the endpoint answered a strict-schema request
 
     @property
     def client(self) -> openai.OpenAI:
@@ -264,12 +277,18 @@ class OpenAIBackend:
                               "schema_name": schema_name, "parse": parse,
                               "reasoning_effort": reasoning_effort}
         mode = self.output_mode
-        try:
+        if self.cfg.output_mode != "auto" or mode != "json_schema" or self._schema_taken:
             return extract_json(self.client, self.cfg, mode=mode, **kw)
+        try:  # the first strict request goes without retries: a refusal is not transient
+            reply = extract_json(self.client.with_options(max_retries=0), self.cfg,
+                                 mode=mode, **kw)
+            self._schema_taken = True
+            return reply
         except ModelCallError as e:
-            if self.cfg.output_mode != "auto" or mode != "json_schema" \
-                    or not refuses_json_schema(e):
-                raise
+            if not refuses_json_schema(e):
+                if e.kind in ("output", "rejected", "bad_reply", "client"):
+                    raise
+                return extract_json(self.client, self.cfg, mode=mode, **kw)  # with retries
         with self._lock:
             if self.output_mode == "json_schema":
                 log.info("%s does not take a strict JSON schema: JSON mode from now on",
@@ -294,6 +313,11 @@ class _Turn:
     output_tokens: int
     duration_ms: int
     model: str
+
+
+# how servers say a request is over the model's context (llama.cpp, vLLM, Ollama, LM Studio)
+_OVER_CONTEXT = ("context length", "context window", "context_length", "too many tokens",
+                 "exceeds the context", "exceed context")
 
 
 def _complete(client: openai.OpenAI, cfg: BackendConfig, body: dict[str, Any]) -> _Turn:
@@ -413,6 +437,9 @@ def _describe(e: Exception, cfg: BackendConfig, ms: int) -> ModelCallError:
                 404: " (check memdeck.base_url and the model name)"}.get(code, "")
         if code in (401, 403) and cfg.key_withheld:
             hint = f" ({cfg.key_withheld})"
+        elif code in (400, 413) and any(w in detail.lower() for w in _OVER_CONTEXT):
+            hint = (" (the session is longer than the model's context: set "
+                    "memdeck.input_budget below it)")
         return ModelCallError(f"model endpoint {ep} rejected the request with HTTP {code}"
                               f"{hint}: {detail}", kind="rejected", duration_ms=ms)
     return ModelCallError(f"model endpoint {ep} failed: {outside_text(str(e), 200)}",

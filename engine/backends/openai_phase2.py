@@ -215,18 +215,35 @@ def _write_text(path: Path, text: str) -> None:
         f.write(text)
 
 
+class ToolsIgnored(Exception):
+    """The endpoint has no tool calling (`auto`: phase2_files_json.py takes over)."""
+
+    def __init__(self, input_tokens: int = 0, output_tokens: int = 0) -> None:
+        super().__init__("no tool calling")
+        self.input_tokens, self.output_tokens = input_tokens, output_tokens
+
+
 def run_agent(client: openai.OpenAI, cfg: BackendConfig, prompt: str, root: Path,
-              max_steps: int | None = None) -> AgentRun:
-    from .openai_client import chat_with_tools, tool_result
+              max_steps: int | None = None, *, detect_no_tools: bool = False) -> AgentRun:
+    """The agent loop. With `detect_no_tools`, a refused `tools` parameter or a first answer
+    without a tool call (nothing read yet) raises ToolsIgnored instead."""
+    from .openai_client import ModelCallError, chat_with_tools, tool_result
 
     max_steps = max_steps or MAX_STEPS
     ws = Workspace(root)
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     tin = tout = 0
     for step in range(1, max_steps + 1):
-        turn = chat_with_tools(client, cfg, messages=messages, tools=TOOLS)
+        try:
+            turn = chat_with_tools(client, cfg, messages=messages, tools=TOOLS)
+        except ModelCallError as e:
+            if detect_no_tools and step == 1 and e.kind == "rejected" and "tool" in str(e):
+                raise ToolsIgnored() from None
+            raise
         tin, tout = tin + turn.input_tokens, tout + turn.output_tokens
         if not turn.tool_calls:
+            if detect_no_tools and step == 1:
+                raise ToolsIgnored(tin, tout)
             lines = (turn.text or "").strip().splitlines()
             return AgentRun(step, lines[0] if lines else "", tin, tout)
         messages.append(turn.assistant_message())
@@ -275,7 +292,16 @@ class OpenAIPhase2(OpenAIBackend):
         error: str | None = None
         run: AgentRun | None = None
         try:
-            run = run_agent(self.client, self.cfg, prompt, workspace)
+            mode = self.cfg.tools_mode
+            try:
+                if mode == "off":
+                    raise ToolsIgnored()
+                run = run_agent(self.client, self.cfg, prompt, workspace,
+                                detect_no_tools=mode == "auto")
+            except ToolsIgnored as no_tools:
+                log.info("%s: no tool calling; the files go in the prompt", self.cfg.endpoint)
+                run = run_files_json(self, prompt, Workspace(workspace), no_tools.input_tokens,
+                                     no_tools.output_tokens)
         except MemdeckError as e:
             error = str(e)
             raise
@@ -287,3 +313,30 @@ class OpenAIPhase2(OpenAIBackend):
                      duration_ms=int((time.perf_counter() - started) * 1000), error=error,
                      started_at=now)
         return Phase2Result(self.model, run.input_tokens, run.output_tokens, prompt_hash(prompt))
+
+
+def run_files_json(backend: OpenAIPhase2, prompt: str, ws: Workspace, input_tokens: int = 0,
+                   output_tokens: int = 0) -> AgentRun:
+    """Phase 2 without tools (phase2_files_json.py): one JSON call with the files in the
+    prompt, its changes applied through the agent's own tools on `ws`."""
+    from dataclasses import replace
+
+    from .phase2_files_json import FILES_SCHEMA, apply_files, files_prompt, parse_files
+    from .server_context import budget_for
+
+    cfg = replace(backend.cfg, extract_model=backend.cfg.consolidation_model)
+    asker = OpenAIBackend(cfg, backend.client)
+    asker.output_mode = backend.output_mode
+    context = asker.context_length()
+    tokens = cfg.input_budget or (budget_for(context) if context else 150_000)
+    text = files_prompt(prompt, paths.walk(ws.resolve(None)), tokens * 4)
+    reply = asker.extract_json(system="You consolidate a coding agent's memory folder.",
+                               user=text, schema=FILES_SCHEMA, schema_name="memory_files",
+                               parse=parse_files)
+    backend.output_mode = asker.output_mode
+    refused = apply_files(reply.parsed, ws.call)
+    if refused and len(refused) == len(reply.parsed["files"]) + len(reply.parsed["deleted"]):
+        raise AgentError(f"the model's changes were all refused: {refused[0]}")
+    summary = reply.parsed["summary"].strip().splitlines()
+    return AgentRun(1, summary[0] if summary else "", input_tokens + reply.input_tokens,
+                    output_tokens + reply.output_tokens)

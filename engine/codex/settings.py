@@ -101,6 +101,8 @@ MEMDECK_KEYS: dict[str, KeySpec] = {
         KeySpec("input_budget", "int", None, 1_000, 2_000_000,
                 help="tokens of a session sent to phase 1 (unset: what the server's context "
                      "holds, at most Codex's 150,000)"),
+        KeySpec("tools", "enum", "auto", choices=("auto", "on", "off"),
+                help="phase 2's tool calling (auto: files in the prompt if the server has none)"),
         KeySpec("output_mode", "enum", "auto", choices=("auto", "json_schema", "json_object"),
                 help="auto: a strict JSON schema, JSON mode if the endpoint refuses it"),
         KeySpec("consolidation_model", "str", None,

@@ -1,0 +1,128 @@
+"""Phase 2 on a server without tool calling (issue 25, item 6): the files go in the prompt and
+come back as JSON, applied under the agent's own rules.
+
+llama-cpp-python's server ignores `tools` and answers in prose (seen on 0.3.36 with
+SmolLM2; the real server is driven in tests/test_real_model_server.py); Ollama refuses `tools`
+for a model without them with HTTP 400 "does not support tools". Both paths are scripted here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import served_demo
+from llm_server import LLMServer, Reply, json_reply, status_reply, tool_call_reply
+
+from memdeck.engine import Engine, MemdeckError
+from memdeck.engine.phase2.proposals import root_state
+
+NEW_PREF = "- Pin exact versions in requirements files"
+
+
+@pytest.fixture
+def demo(tmp_path: Path, llm_server: LLMServer) -> Path:
+    return served_demo(tmp_path / "demo", llm_server.url, extracted=True)
+
+
+def files_reply(memory_md: str, **extra: Any) -> Reply:
+    return json_reply({"files": [{"path": "MEMORY.md", "content": memory_md},
+                                 *extra.get("more", [])],
+                       "deleted": extra.get("deleted", []), "summary": "Pinned versions."})
+
+
+def no_tools_then(*replies: Reply) -> Any:
+    """Prose for any request with `tools` (as llama-cpp-python answers), then `replies`."""
+    queue = list(replies)
+
+    def handle(body: dict[str, Any]) -> Reply:
+        if body.get("tools"):
+            return json_reply("I will now consolidate the memories as instructed.")
+        return queue.pop(0)
+    return handle
+
+
+def test_a_server_that_ignores_tools_gets_the_files_and_returns_them(
+        demo: Path, llm_server: LLMServer) -> None:
+    memory_md = (demo / "memories" / "MEMORY.md").read_text()
+    changed = memory_md.replace("## User preferences\n", f"## User preferences\n{NEW_PREF}\n", 1)
+    assert changed != memory_md
+    llm_server.handler = no_tools_then(files_reply(changed, more=[
+        {"path": "../config.toml", "content": "x"}],  # outside the folder: refused
+        deleted=["raw_memories.md"]))  # an input of the consolidation: refused
+    before = root_state(demo / "memories")
+    p = Engine.open(demo).consolidate("openai")
+    assert p is not None and p.status == "pending"
+    ws = demo / "memdeck" / "proposals" / p.id / "workspace"
+    assert NEW_PREF in (ws / "MEMORY.md").read_text()
+    assert (ws / "raw_memories.md").exists() and root_state(demo / "memories") == before
+    assert (demo / "config.toml").read_text() != "x"
+    first, second = (r.body for r in llm_server.chat_requests())
+    assert first["tools"] and "tools" not in second
+    prompt = second["messages"][-1]["content"]
+    # the files, by priority: the diff of inputs first, then the memory files
+    assert prompt.index("=== phase2_workspace_diff.md ===") < prompt.index("=== MEMORY.md ===")
+    assert "You cannot call tools" in prompt and second["response_format"]
+
+
+def test_a_server_that_refuses_tools_gets_the_same(demo: Path, llm_server: LLMServer) -> None:
+    memory_md = (demo / "memories" / "MEMORY.md").read_text()
+    changed = memory_md + f"\n{NEW_PREF}\n"
+
+    def handle(body: dict[str, Any]) -> Reply:
+        if body.get("tools"):
+            return status_reply(400, "registry.ollama.ai/library/gemma:2b does not support tools")
+        return files_reply(changed)
+    llm_server.handler = handle
+    p = Engine.open(demo).consolidate("openai")
+    assert p is not None
+    assert NEW_PREF in (demo / "memdeck" / "proposals" / p.id / "workspace" / "MEMORY.md"
+                        ).read_text()
+
+
+def test_the_setting_chooses(demo: Path, llm_server: LLMServer) -> None:
+    eng = Engine.open(demo)
+    memory_md = (demo / "memories" / "MEMORY.md").read_text()
+    eng.config_set("memdeck.tools", "off")  # straight to the files, no tools request
+    llm_server.handler = no_tools_then(files_reply(memory_md + f"\n{NEW_PREF}\n"))
+    assert eng.consolidate("openai") is not None
+    assert ["tools" in r.body for r in llm_server.chat_requests()] == [False]
+    # on: a prose answer is the agent's last word, as before
+    eng.config_set("memdeck.tools", "on")
+    llm_server.reset_counters()
+    llm_server.handler = None
+    llm_server.push(json_reply("Nothing to change."))
+    Engine.open(demo).consolidate("openai")
+    assert ["tools" in r.body for r in llm_server.chat_requests()] == [True]
+
+
+def test_a_model_that_calls_tools_never_falls_back(demo: Path, llm_server: LLMServer) -> None:
+    llm_server.push(tool_call_reply(("read", {"path": "phase2_workspace_diff.md"})),
+                    json_reply("Nothing to change."))
+    Engine.open(demo).consolidate("openai")
+    assert all(r.body.get("tools") for r in llm_server.chat_requests())
+
+
+def test_a_reply_whose_every_change_is_refused_fails_with_the_reason(
+        demo: Path, llm_server: LLMServer) -> None:
+    bad = json_reply({"files": [{"path": "/etc/passwd", "content": "x"}], "deleted": [],
+                      "summary": ""})
+    llm_server.handler = no_tools_then(bad)
+    with pytest.raises(MemdeckError, match="changes were all refused: /etc/passwd"):
+        Engine.open(demo).consolidate("openai")
+
+
+def test_files_over_the_budget_are_named_not_cut(demo: Path, llm_server: LLMServer) -> None:
+    eng = Engine.open(demo)
+    eng.config_set("memdeck.input_budget", "1000")  # 4,000 characters: the prompt alone
+    memory_md = (demo / "memories" / "MEMORY.md").read_text()
+    llm_server.handler = no_tools_then(files_reply(memory_md + f"\n{NEW_PREF}\n"))
+    eng.consolidate("openai")
+    prompt = llm_server.chat_requests()[-1].body["messages"][-1]["content"]
+    assert "(left out, over the input budget: " in prompt
+    left = prompt.split("(left out, over the input budget: ")[1].split(")")[0].split(", ")
+    shown = [line[4:-4] for line in prompt.splitlines() if line.startswith("=== ")]
+    assert left and not set(left) & set(shown)
+    named = prompt[prompt.index("\n(left out, over the input budget: "):]
+    assert len(prompt) - len(named) <= 4_000, len(prompt)  # the budget, then the names
+    assert "MEMORY.md" in left  # it did not fit whole, so it is not there in part
