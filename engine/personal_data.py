@@ -48,18 +48,26 @@ _PHONE_SHAPES = (
     # +44 7700 900461, +82 10-1234-5678, +1 (555) 123-4567, +8613800138000
     re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .\-\u00a0]?\(?\d{1,5}\)?){1,5}(?![\w])"),
     # (555) 123-4567
-    re.compile(r"(?<![\w)])\(\d{2,4}\)[ .\-\u00a0]?\d{3,4}[ .\-\u00a0]\d{4}(?![\w])"),
+    re.compile(r"(?<![\w)])\(\d{2,4}\)[ .\-\u00a0]?\d{3,5}[ .\-\u00a0]\d{4}(?![\w])"),
     # 555-123-4567, 138 0013 8000, 010-1234-5678, 020 7946 0958
     re.compile(rf"(?<![\w.+\-/:])\d{{2,4}}(?P<s>{_SEP})\d{{3,4}}(?P=s)\d{{4}}(?![\w.\-/:])"),
     # 0912 345 678 (VN), 06 12 34 56 78 (FR), 07700 900461 (UK)
     re.compile(rf"(?<![\w.+\-/:])0\d{{2,3}}(?P<s>{_SEP})\d{{3}}(?P=s)\d{{3}}(?![\w.\-/:])"),
     re.compile(r"(?<![\w.+\-/:])0\d(?P<s>[ .])\d\d(?P=s)\d\d(?P=s)\d\d(?P=s)\d\d(?![\w.\-/:])"),
     re.compile(r"(?<![\w.+\-/:])0\d{4} \d{6}(?![\w.\-/:])"),
+    # 98765 43210, 098765 43210 (IN mobiles: 6-9 first)
+    re.compile(r"(?<![\w.+\-/:])0?[6-9]\d{4} \d{5}(?![\w.\-/:])"),
+    # 0151 2345 6789 (DE mobiles: 015x, 016x, 017x)
+    re.compile(r"(?<![\w.+\-/:])01[5-7]\d(?P<s>[ \-])\d{3,4}(?P=s)\d{4}(?![\w.\-/:])"),
 )
-_PHONE_DIGITS = ((8, 15), (10, 11), (10, 11), (10, 11), (10, 10), (11, 11))  # per shape
+_PHONE_DIGITS = ((8, 15), (10, 11), (10, 11), (10, 11), (10, 10), (11, 11), (10, 11), (11, 12))
 _PHONE_LABEL = re.compile(
-    r"(?i)(?:\b(?:phone|telephone|tel|mobile|cell|fax|whatsapp)\b\.?|手机号?码?|电话|電話|携帯|"
-    r"휴대폰|핸드폰|전화(?:번호)?|điện thoại|\bsđt\b)[^\d\n+]{0,12}"
+    # ("handy", "portable" and "dt" are English words and a variable name: their numbers are
+    # caught by shape, not after the word)
+    r"(?i)(?:\b(?:phone|telephone|tel|mobile|mob|cell|fax|whatsapp|téléphone|telefon|"
+    r"tel[eé]fono|telefone|celular|m[oó]vil|телефон|тел|sđt|sdt|đt|"
+    r"số điện thoại|so dien thoai|điện thoại|dien thoai)\b(?!\.\w)\.?|手机号?码?|电话|電話|"
+    r"携帯|휴대폰|핸드폰|전화(?:번호)?)[^\d\n+]{0,12}(?<![A-Za-z])"
     r"(?P<num>\+?\d[\d ()./\-\u00a0]{5,20}\d)")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?"
                    r"(?![A-Za-z0-9])")
