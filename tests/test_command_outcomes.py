@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memdeck.engine.backends.offline_failures import (
     FIXED,
     OPEN,
@@ -28,6 +30,7 @@ from memdeck.engine.backends.offline_phase1_v2 import extract_v2
 from memdeck.engine.backends.offline_phase2 import merge_memory
 from memdeck.engine.codex.command_outcomes import (
     FAILED,
+    INTERRUPTED,
     NO_MATCH,
     SUCCESS,
     UNKNOWN,
@@ -226,7 +229,11 @@ def test_exit_zero_with_error_words_is_a_success(tmp_path) -> None:
     assert "task_outcome: success" in raw
     account = v2(path)
     assert "failed" not in account and "catch (error)" not in account
-    assert "- Ran `sed -n 1,40p src/pay.ts`: exited with code 0\n" in account
+    assert "- Ran `pytest -q`: exited with code 0\n" in account
+    # the look-ups fold into one line after the work, whatever they printed
+    assert ("- Looked up (2): `sed -n 1,40p src/pay.ts`, `cat docs/spec-template.md`\n"
+            in account)
+    assert account.index("- Ran `pytest -q`") < account.index("- Looked up (2)")
 
 
 def test_a_search_that_finds_nothing_is_no_match(tmp_path) -> None:
@@ -243,7 +250,8 @@ def test_a_search_that_finds_nothing_is_no_match(tmp_path) -> None:
     assert "task_outcome: success" in raw and "rg -n foo" not in raw
     assert "- References: `rg -n foo nowhere/` failed: rg: nowhere/: No such file" in summary
     account = v2(path)
-    assert "`rg -n 'LEGACY_PUSH_URL|legacyPushUrl' src`: exited with code 1 (no match)" in account
+    assert "- Looked up (5): `rg -n 'LEGACY_PUSH_URL|legacyPushUrl' src`, `cd src" in account
+    assert "exited with code 1" not in account  # a search that found nothing did not fail
     assert "not finished" not in account and "Open questions" not in account
 
 
@@ -456,3 +464,35 @@ def test_a_fix_reaches_memory_md_and_an_open_problem_stays_in_its_session(tmp_pa
     assert "`pytest tests/test_refunds.py -q` failed (E" in failures and "[Task 1]" in failures
     assert "npm run build" not in failures  # an open problem is no lesson learnt
     assert "## Task 2: Fix the refund tests, partial" in out  # but its task says how it ended
+
+
+def test_what_ran_is_ranked_by_what_it_proves(tmp_path) -> None:
+    path = (Tui0169().run("rg -n refund src", 0, "src/refund.py:3: def refund")
+            .run("cp .env.example .env", 0, "")
+            .run("npm install", 0, "added 3 packages")
+            .run("cat src/refund.py", 0, "def refund(): ...")
+            .run("ruff check src", 0, "All checks passed!")
+            .run("pytest -q tests/test_refund.py", 0, "3 passed")
+            .write(tmp_path))
+    ran = [ln for ln in v2(path).splitlines() if ln.startswith(("- Ran ", "- Looked up"))]
+    assert ran == ["- Ran `pytest -q tests/test_refund.py`: exited with code 0",
+                   "- Ran `ruff check src`: exited with code 0",
+                   "- Ran `npm install`: exited with code 0",
+                   "- Ran `cp .env.example .env`: exited with code 0",
+                   "- Looked up (2): `rg -n refund src`, `cat src/refund.py`"]
+
+
+@pytest.mark.parametrize(("code", "out"), [
+    (130, "Compiled successfully\nwaiting for file changes"),  # the shell's 128 + SIGINT
+    (-2, "Serving on http://127.0.0.1:8000"),  # killed by SIGINT
+    (1, "Watching for changes...\n^C"),  # a dev server stopped with Ctrl-C
+])
+def test_a_server_stopped_with_ctrl_c_is_never_a_failure(tmp_path, code: int, out: str) -> None:
+    path = (Tui0169().run("npm run dev", code, out)
+            .run("pytest -q", 0, "12 passed").write(tmp_path))
+    assert [o for _, _, o in outcomes(path)] == [INTERRUPTED, SUCCESS]
+    raw, summary = v1(path)
+    assert "task_outcome: success" in raw and "failed" not in raw + summary
+    account = v2(path)
+    assert "- Ran `npm run dev`: stopped with Ctrl-C (not a failure)" in account
+    assert "Open problem" not in account and "not finished" not in account

@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..codex.citations import strip_citations
-from ..codex.command_outcomes import FAILED, NO_MATCH, CommandRun, session_commands
+from ..codex.command_outcomes import (
+    FAILED,
+    INTERRUPTED,
+    NO_MATCH,
+    CommandRun,
+    session_commands,
+)
 from ..codex.pasted import Pasted
 from ..codex.user_words import words_of_message
 from ..personal_data import scrub_personal
@@ -139,11 +145,31 @@ def _outcome(task: Task) -> str:
     return "unknown: no tool result shows how it ended"
 
 
+# what a command proves, first to last: tests, then builds, linters and type checks, then
+# migrations and installs; any other command that did more than look comes after them
+_PROOF = (
+    re.compile(r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|"
+               r"(?:cargo|go|npm|pnpm|yarn|bun|dotnet|mix|deno|swift|make|gradle|mvn) "
+               r"(?:run )?test\w*|unittest|playwright test)\b"),
+    re.compile(r"\b(?:(?:cargo|go|npm|pnpm|yarn|bun|dotnet|swift) (?:run )?build|make\b|"
+               r"tsc|mypy|pyright|ruff|eslint|clippy|flake8|pylint|golangci-lint|"
+               r"cargo check|gradle \w*build|mvn \w*(?:package|install|verify))\b"),
+    re.compile(r"\b(?:migrate|alembic|prisma|flyway|liquibase|pip install|npm (?:install|ci)|"
+               r"uv (?:sync|pip)|poetry install|bundle install)\b"),
+)
+
+
+def _proves(run: CommandRun) -> int:
+    return next((i for i, rx in enumerate(_PROOF) if rx.search(run.command)), len(_PROOF))
+
+
 def _status(run: CommandRun) -> str:
     if run.exit_code is None:
         return "exit code unknown"
     if run.outcome == NO_MATCH:
         return f"exited with code {run.exit_code} (no match)"
+    if run.outcome == INTERRUPTED:
+        return "stopped with Ctrl-C (not a failure)"
     why = reason(run.output) if run.outcome == FAILED else ""
     return f"exited with code {run.exit_code}" + (f" ({why})" if why else "")
 
@@ -162,10 +188,15 @@ def _task_lines(n: int, task: Task) -> list[str]:
     if durable:
         out.append("- Stated by the user (their words): "
                    + "; ".join(f"\"{_quote(s, 160)}\"" for s in dict.fromkeys(durable)))
-    for run in task.commands[:MAX_COMMANDS]:
+    work = sorted((r for r in task.commands if not is_probe(r.command)), key=_proves)
+    for run in work[:MAX_COMMANDS]:
         out.append(f"- Ran `{_quote(run.command, 120)}`: {_status(run)}")
-    if len(task.commands) > MAX_COMMANDS:
-        out.append(f"- … and {len(task.commands) - MAX_COMMANDS} more commands")
+    if len(work) > MAX_COMMANDS:
+        out.append(f"- … and {len(work) - MAX_COMMANDS} more commands")
+    looks = [r for r in task.commands if is_probe(r.command)]
+    if looks:  # look-ups answer a question; folded into one line, whatever they found
+        shown = ", ".join(f"`{_quote(r.command, 60)}`" for r in looks[:3])
+        out.append(f"- Looked up ({len(looks)}): {shown}" + (" …" if len(looks) > 3 else ""))
     if task.files:
         out.append("- Changed files: " + ", ".join(f"`{f}`" for f in task.files[:20]))
     for story in task.stories:

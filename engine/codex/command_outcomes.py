@@ -14,6 +14,9 @@ commands are read from its source and paired, in order, with the results it prin
 * `success`: exit code 0;
 * `no_match`: a search tool (rg, grep, ag, ack, git grep, find, fd, findstr, Select-String)
   exiting 1, or 0 from find / Select-String, with nothing printed: it found nothing;
+* `interrupted`: stopped by the user, not failed: exit code 130 (128 + SIGINT, the shell's),
+  -2 (killed by SIGINT, Codex's way of saying a signal), or an output whose last line is `^C`
+  (a dev server or a watcher stopped with Ctrl-C);
 * `failed`: any other exit code;
 * `unknown`: no exit code could be read (an output in a shape memdeck does not know, a command
   still running, no output at all). Unknown is never a failure.
@@ -45,6 +48,8 @@ from .rollout import EventMsg, RolloutLine
 from .tool_output import decode_output
 
 SUCCESS, FAILED, NO_MATCH, UNKNOWN = "success", "failed", "no_match", "unknown"
+INTERRUPTED = "interrupted"
+_SIGINT_CODES = frozenset({130, -2})
 
 # tools whose exit code 1 means "nothing matched" (errors are 2 or more)
 _GREP_LIKE = frozenset({"rg", "grep", "egrep", "fgrep", "zgrep", "ag", "ack", "findstr",
@@ -67,7 +72,7 @@ class CommandRun:
     command: str  # as the shell ran it, a `bash -lc` / `powershell -Command` wrapper removed
     exit_code: int | None
     output: str  # what it printed, the header or JSON envelope removed
-    outcome: str  # SUCCESS | FAILED | NO_MATCH | UNKNOWN
+    outcome: str  # SUCCESS | FAILED | NO_MATCH | INTERRUPTED | UNKNOWN
 
     @property
     def empty(self) -> bool:
@@ -263,7 +268,14 @@ def outcome(command: str, exit_code: int | None, output: str) -> str:
         return UNKNOWN
     if exit_code == 0:
         return NO_MATCH if _found_nothing(command, 0, output) else SUCCESS
+    if exit_code in _SIGINT_CODES or _ends_with_ctrl_c(output):
+        return INTERRUPTED
     return NO_MATCH if exit_code == 1 and _found_nothing(command, 1, output) else FAILED
+
+
+def _ends_with_ctrl_c(output: str) -> bool:
+    tail = output.rstrip()[-200:].splitlines()
+    return bool(tail) and tail[-1].strip().endswith("^C")
 
 
 def _found_nothing(command: str, code: int, output: str) -> bool:
