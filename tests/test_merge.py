@@ -297,3 +297,39 @@ def test_summary_indexes_a_new_task_under_its_day_and_folds_notes() -> None:
     assert tips == "- CI runners have 8 GB of memory [ad-hoc note]"  # the placeholder gone
     effects = notes.effects()
     assert effects[2].removed == (("memory_summary.md", "- Deploys never on Fridays."),)
+
+
+def _many_tasks(n: int) -> str:
+    """A MEMORY.md of one project with `n` tasks, one a day from 2026-01-01."""
+    from datetime import date, timedelta
+
+    out = ["# Task Group: shop (web shop)", "scope: the shop repository",
+           "applies_to: cwd=/src/shop; reuse_rule=any task here", ""]
+    for k in range(n):
+        day = (date(2026, 1, 1) + timedelta(days=k)).isoformat()
+        out += [f"## Task {k + 1}: fix checkout bug number {k + 1} in the cart service, success",
+                "### rollout_summary_files",
+                f"- rollout_summaries/{day}T00-00-00-{k:04x}-cart{k}.md "
+                f"(cwd=/src/shop, thread_id=t{k}, updated_at={day}T09:00:00Z)",
+                "### keywords", f"- cart{k}, svc{k}, fix{k}", ""]
+    return "\n".join(out) + "\n## User preferences\n- Written by hand: keep PRs small\n"
+
+
+def test_the_v1_summary_stays_within_what_codex_injects_cutting_the_oldest_days() -> None:
+    from memdeck.engine.backends.offline_summary import INJECTED_BYTES
+
+    summary = ("v1\n\n## User Profile\n- Edited by hand\n\n## User preferences\n- tabs\n\n"
+               "## General Tips\n\n## What's in Memory\n")
+    out = merge_summary(summary, _many_tasks(300), 1_790_000_000)
+    assert len(out.encode()) <= INJECTED_BYTES, len(out.encode())
+    assert "- Edited by hand" in out and "- tabs" in out  # the user's lines come first
+    assert "fix checkout bug number 300 in" in out  # the newest tasks are indexed
+    assert "fix checkout bug number 1 in" not in out  # the oldest days left out, whole
+    [told] = [ln for ln in out.splitlines() if "older tasks are in MEMORY.md only" in ln]
+    kept = sum(1 for ln in out.splitlines() if ln.startswith("- fix checkout bug number"))
+    assert told.startswith(f"- {300 - kept} older tasks"), (told, kept)
+    # merging again changes nothing (the cut is the same, the count not added twice)
+    assert merge_summary(out, _many_tasks(300), 1_790_000_000) == out
+    # a small memory is not cut
+    small = merge_summary(summary, _many_tasks(5), 1_790_000_000)
+    assert "older tasks are in MEMORY.md only" not in small and small.count("- fix checkout") == 5

@@ -14,6 +14,9 @@ there a line it did not write stays:
   the entries of a task that was forgotten go. An entry is a task's when it names the
   task's rollout summary or thread, starts with its title, or at least half of its keywords
   are the task's.
+- v1 keeps its index within what Codex injects (2,500 tokens of the whole file): past that,
+  the oldest days' entries are left out (whole days) and counted in `### Older Memory Topics`;
+  the tasks stay in MEMORY.md, which the agent searches.
 - v2 indexes the rollout summaries, rebuilt each time to fit Codex's size limit; lines it
   did not write are put back under their project (`### Older Memory Topics` when the
   project's sessions are listed there now).
@@ -37,6 +40,10 @@ INDEX = "## What's in Memory"
 HEADINGS = (*SUMMARY_SECTIONS, INDEX)  # the four of Codex's layout, in both versions
 OLDER = "### Older Memory Topics"
 NONE_YET = "- none yet"
+# Codex injects memory_summary.md up to 2,500 tokens (4 bytes a token), cutting the middle out
+# of a longer one (read_path/agent_view.py); the v1 index is kept within that
+INJECTED_BYTES = 2_500 * 4
+_LEFT_OUT = "older tasks are in MEMORY.md only"
 
 
 # -- the file as sections ------------------------------------------------------------------
@@ -208,7 +215,10 @@ def memory_topics(groups: list[Group]) -> list[_Topic]:
 
 
 def _index_v1(lines: list[str], memory_md: str, previous: list[_Topic],
-              day: str) -> list[str]:
+              day: str, budget: int | None = None) -> list[str]:
+    """The index of MEMORY.md's tasks; within `budget` bytes when given, the oldest days'
+    entries left out first (whole days, never a line in part), and counted in the older
+    topics' line (the tasks stay in MEMORY.md, which the agent searches)."""
     blocks = _parse_index(lines)
     kept = _topics(memory_md)
     kept_marks = {m for tp in kept for m in tp.marks}
@@ -231,7 +241,30 @@ def _index_v1(lines: list[str], memory_md: str, previous: list[_Topic],
         if not every.has(tp):
             entry = f"- {tp.title}: {', '.join(tp.keywords)}"
             placing.place(f"### {tp.scope}", f"#### {tp.day or day}", entry)
-    return _render_index_v1(blocks)
+    lines_out = _render_index_v1(blocks)
+    dropped = 0
+    while budget is not None and _size(lines_out) > budget:
+        oldest = min(((h, b) for b in blocks if b.head not in (None, OLDER) for h, _ in b.days),
+                     key=lambda hb: hb[0], default=None)
+        if oldest is None:
+            break  # nothing left to cut but what a person wrote outside the days
+        head, block = oldest
+        days = sum(len(b.days) for b in blocks if b.head not in (None, OLDER))
+        for k, (h, xs) in enumerate(block.days):
+            if h == head:  # the whole day; of the last day left, its first entries
+                entries = _entries(xs)
+                rest = entries[1:] if days == 1 else []
+                dropped += len(entries) - len(rest)
+                block.days[k] = (h, [x for e in rest for x in e])
+                if not rest:
+                    del block.days[k]
+                break
+        lines_out = _render_index_v1(blocks, dropped)
+    return lines_out
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(x.encode("utf-8")) + 1 for x in lines)
 
 
 class _EntryIndex:
@@ -302,14 +335,14 @@ class _Placing:
         block.days.insert(at, (day, [entry]))  # newest day first
 
 
-def _render_index_v1(blocks: list[_Block]) -> list[str]:
+def _render_index_v1(blocks: list[_Block], dropped: int = 0) -> list[str]:
     out: list[str] = []
     older: list[str] = []
     for b in blocks:
         days = [(h, xs) for h, xs in b.days if any(x.strip() for x in xs)]
         if b.head == OLDER:
             older = [x for x in b.lines + [x for _, xs in days for x in xs]
-                     if x.strip().lower() != NONE_YET]
+                     if x.strip().lower() != NONE_YET and _LEFT_OUT not in x]
             continue
         if b.head is None:
             out += b.lines
@@ -319,6 +352,9 @@ def _render_index_v1(blocks: list[_Block]) -> list[str]:
         out += [b.head, *b.lines]
         for h, xs in days:
             out += [h, *xs]
+    if dropped:
+        older = [*older, f"- {dropped} {_LEFT_OUT} (left out of this index to keep it "
+                         "within what Codex injects): search MEMORY.md"]
     return [*out, "", OLDER, *(older or [NONE_YET])]
 
 
@@ -334,5 +370,7 @@ def merge_summary(text: str, memory_md: str, now: float, previous_memory: str | 
     day = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
     filled = {h: placeholder(sections[h]) for h in SUMMARY_SECTIONS}
     previous = previous_topics if previous_topics is not None else _topics(previous_memory or "")
-    filled[INDEX] = _index_v1(doc.body.get(INDEX, []), memory_md, previous, day)
+    rest = _size(render_summary(doc, {**filled, INDEX: []}).splitlines())
+    filled[INDEX] = _index_v1(doc.body.get(INDEX, []), memory_md, previous, day,
+                              budget=max(0, INJECTED_BYTES - rest))
     return render_summary(doc, filled)

@@ -74,6 +74,7 @@ async def test_cancel_during_consolidation_says_cancelled(demo_engine, make_app,
 
     demo_engine.config_set("memdeck.base_url", llm_server.url)
     demo_engine.config_set("memdeck.max_retries", "0")
+    demo_engine.config_set("memdeck.tools", "on")  # the agent's prose answer is its last word
     gate = threading.Event()
     good = {"rollout_summary": "# Work\n\n## Task 1: done\n", "rollout_slug": "work",
             "raw_memory": "---\ndescription: work\n---\n\n### Task 1\n- it worked\n"}
