@@ -182,13 +182,18 @@ class LLMServer:
             return self.handler(body)
         return None
 
+    # in_flight counts the model calls (POST): a GET /v1/models (memdeck asks it for the
+    # context length) is not one
     def _enter(self, rec: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(rec)
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if rec.method == "POST":
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
-    def _leave(self) -> None:
+    def _leave(self, method: str = "POST") -> None:
+        if method != "POST":
+            return
         with self._lock:
             self.in_flight -= 1
 
@@ -240,7 +245,7 @@ def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
             except OSError:
                 self.close_connection = True
             finally:
-                server._leave()
+                server._leave("GET")
 
         def do_POST(self) -> None:  # noqa: N802
             body = self._record()
