@@ -210,3 +210,17 @@ def test_raw_line_breaks_in_a_json_mode_string_are_read(llm_server: LLMServer) -
     llm_server.push(json_reply(broken))
     with pytest.raises(ModelOutputError, match="not valid JSON"):
         ask(backend(llm_server.url, "json_schema"))
+
+
+@pytest.mark.parametrize("models", [
+    b"<html>proxy</html>", b'{"data": "x"}', b'{"data": [{"id": "a", "max_model_len": true}]}',
+    b'{"data": [{"id": "a", "max_model_len": -5}]}', b"[]", b'{"data": [' * 5000,
+])
+def test_a_models_list_that_makes_no_sense_keeps_codexs_figure(models: bytes) -> None:
+    from memdeck.engine.backends.server_context import context_length
+
+    class Client:
+        def get(self, path: str, cast_to: type) -> bytes:
+            return models
+
+    assert context_length(Client(), "a") is None  # type: ignore[arg-type]

@@ -114,7 +114,7 @@ def test_a_reply_whose_every_change_is_refused_fails_with_the_reason(
 
 def test_files_over_the_budget_are_named_not_cut(demo: Path, llm_server: LLMServer) -> None:
     eng = Engine.open(demo)
-    eng.config_set("memdeck.input_budget", "1000")  # 4,000 characters: the prompt alone
+    eng.config_set("memdeck.input_budget", "1000")  # 4,000 characters of files
     memory_md = (demo / "memories" / "MEMORY.md").read_text()
     llm_server.handler = no_tools_then(files_reply(memory_md + f"\n{NEW_PREF}\n"))
     eng.consolidate("openai")
@@ -124,5 +124,35 @@ def test_files_over_the_budget_are_named_not_cut(demo: Path, llm_server: LLMServ
     shown = [line[4:-4] for line in prompt.splitlines() if line.startswith("=== ")]
     assert left and not set(left) & set(shown)
     named = prompt[prompt.index("\n(left out, over the input budget: "):]
-    assert len(prompt) - len(named) <= 4_000, len(prompt)  # the budget, then the names
-    assert "MEMORY.md" in left  # it did not fit whole, so it is not there in part
+    files = prompt[prompt.index("\n=== "):len(prompt) - len(named)]
+    assert 0 < len(files) <= 4_000, len(files)  # the files within the budget, after the prompt
+    for rel in left:  # a file that did not fit whole is not there in part either
+        assert f"=== {rel} ===" not in prompt
+
+
+@pytest.mark.parametrize("reply", [
+    "not json at all", '{"files": "MEMORY.md"}', '{"files": [{"path": 3, "content": "x"}]}',
+    '{"files": [], "deleted": [7]}', "[1, 2, 3]", '{"files": [{"path": "MEMORY.md"',  # cut
+])
+def test_a_files_reply_that_is_not_usable_fails_in_one_line_and_changes_nothing(
+        demo: Path, llm_server: LLMServer, reply: str) -> None:
+    llm_server.handler = no_tools_then(json_reply(reply), json_reply(reply))
+    before = root_state(demo / "memories")
+    with pytest.raises(MemdeckError) as e:
+        Engine.open(demo).consolidate("openai")
+    assert "\n" not in str(e.value) and "broke the memory_files schema" in str(e.value)
+    assert root_state(demo / "memories") == before
+
+
+def test_a_files_reply_over_the_byte_limit_keeps_nothing(demo: Path, llm_server: LLMServer,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdeck.engine.backends import openai_phase2
+
+    monkeypatch.setattr(openai_phase2, "MAX_WRITE_BYTES", 1000)
+    llm_server.handler = no_tools_then(files_reply("x" * 5000))
+    before = root_state(demo / "memories")
+    with pytest.raises(MemdeckError, match="wrote more than"):
+        Engine.open(demo).consolidate("openai")
+    assert root_state(demo / "memories") == before
+    assert Engine.open(demo).proposals() == [] or all(
+        p.status != "pending" for p in Engine.open(demo).proposals())

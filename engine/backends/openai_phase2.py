@@ -328,7 +328,10 @@ def run_files_json(backend: OpenAIPhase2, prompt: str, ws: Workspace, input_toke
     asker = OpenAIBackend(cfg, backend.client)
     asker.output_mode = backend.output_mode
     context = asker.context_length()
-    tokens = cfg.input_budget or (budget_for(context) if context else 150_000)
+    # the files' share: memdeck.input_budget, else what the stated context holds beside the
+    # prompt, else Codex's phase-1 figure
+    tokens = cfg.input_budget or (max(256, budget_for(context) - len(prompt) // 4) if context
+                                  else 150_000)
     text = files_prompt(prompt, paths.walk(ws.resolve(None)), tokens * 4)
     reply = asker.extract_json(system="You consolidate a coding agent's memory folder.",
                                user=text, schema=FILES_SCHEMA, schema_name="memory_files",

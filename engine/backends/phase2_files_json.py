@@ -74,10 +74,11 @@ def parse_files(text: str) -> dict[str, Any]:
 
 def files_prompt(prompt: str, files: Iterable[tuple[str, Path]], budget_chars: int) -> str:
     """Codex's consolidation prompt, the instructions of this mode, and the workspace's
-    `files` (relative path, file: `paths.walk`) by priority within `budget_chars`."""
+    `files` (relative path, file: `paths.walk`) by priority, the files within `budget_chars`
+    (the prompt itself is on top: it is Codex's, about 4,000 tokens, and always sent)."""
     ordered = sorted(files, key=lambda f: (f[0] not in FIRST,
                                            FIRST.index(f[0]) if f[0] in FIRST else 0, f[0]))
-    parts, used, left_out = [prompt, INSTRUCTIONS], len(prompt) + len(INSTRUCTIONS), []
+    parts, used, left_out = [prompt, INSTRUCTIONS], 0, []
     for rel, path in ordered:
         try:
             text = path.read_text(encoding="utf-8")
