@@ -317,7 +317,8 @@ def test_pasted_material_is_never_a_preference_or_a_fact(name: str) -> None:
     summary_v2, _ = extract_v2(items, cwd, None, codes)
     lines = [ln for ln in (r.raw_memory + r.rollout_summary).splitlines()
              if re.match(r"- (user preference|fact|command|Preference signals|Reusable)", ln)]
-    lines += [ln for ln in summary_v2.splitlines() if ln.startswith("- Stated by the user")]
+    lines += [ln for ln in summary_v2.splitlines()
+              if ln.startswith(("- Standing rules", "- Required for this task"))]
     for ln in lines:
         assert not re.search(r"Traceback|File \"|#\d+ \d|npm error|\||,False|RuntimeError", ln), ln
     assert "evidence the user pasted" in r.raw_memory or name.startswith("windows")
@@ -331,7 +332,7 @@ def test_custom_prompt_template_text_is_never_a_preference() -> None:
         for template in ("You **MUST** consider", "only ever run this script once",
                          "NEEDS CLARIFICATION", "business stakeholders", "User Input"):
             assert template not in text, template
-    assert "- user preference: The export must stream rows" in r.raw_memory
+    assert "- task requirement: The export must stream rows" in r.raw_memory
     assert r.rollout_slug == slug == "reports_page_admins_can_export_the"
 
 

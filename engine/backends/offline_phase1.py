@@ -35,6 +35,7 @@ from .offline_failures import (
 )
 from .offline_names import cut, fallback_title, rollout_slug, sentences, title_of
 from .offline_reasons import NOTHING_DURABLE, empty_reason
+from .offline_rules import standing_rule
 from .offline_statements import DURABLE, NOT_DURABLE, project_name
 
 if TYPE_CHECKING:
@@ -94,17 +95,21 @@ def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
     `exit_codes`: call_id → exit code from the session's events (`Phase1Input.exit_codes`)."""
     words = _user_words(items)
     user = [w.text for w in words if w.text]
-    facts: dict[str, list[str]] = {"prohibition": [], "convention": [], "system": [],
-                                   "version": []}
+    facts: dict[str, list[str]] = {"rule": [], "prohibition": [], "convention": [],
+                                   "system": [], "version": []}
     commands: list[str] = []
     for text in user:
         if NOT_DURABLE.search(text):
             continue
         for sentence in sentences(text):
-            for kind, pattern in DURABLE:
-                if pattern.search(sentence) and sentence not in facts[kind]:
-                    facts[kind].append(sentence)
-                    break
+            if standing_rule(sentence):  # a rule for later sessions (offline_rules.py)
+                if sentence not in facts["rule"]:
+                    facts["rule"].append(sentence)
+            else:
+                for kind, pattern in DURABLE:
+                    if pattern.search(sentence) and sentence not in facts[kind]:
+                        facts[kind].append(sentence)
+                        break
             for cmd in _COMMAND.findall(sentence):
                 if looks_like_command(cmd) and cmd not in commands and any(
                         sentence in v for v in facts.values()):
@@ -128,7 +133,9 @@ def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
     keywords = sorted({*commands, project, *(w for w in re.findall(
         r"\b[A-Z][\w.+-]*\s+\d+(?:\.\d+)+\b", " ".join(facts["version"])))})[:12]
     keywords += [f for f in changed[:4] if f not in keywords]
-    prefs = facts["convention"] + facts["prohibition"]
+    prefs = facts["rule"]
+    # what the user required of this task only: kept with the task, never a preference
+    required = facts["convention"] + facts["prohibition"]
     knowledge = facts["system"] + facts["version"]
 
     raw = ["---", f"description: {request}", f"task: {slug or project}",
@@ -138,6 +145,7 @@ def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
     raw += [f"- user then said: {t}" for t in later]
     raw += [f"- evidence the user pasted: {p}" for p in pasted]
     raw += [f"- user preference: {p}" for p in prefs]
+    raw += [f"- task requirement: {p}" for p in required]
     raw += [f"- fact: {k}" for k in knowledge]
     raw += [f"- command: `{c}`" for c in commands]
     # `- failure:` bullets go to MEMORY.md's "Failures and how to do differently"
@@ -153,6 +161,7 @@ def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
     summary += [f"- The user then said: {t}" for t in later]
     summary += [f"- Evidence the user pasted (not their words): {p}" for p in pasted]
     summary += [f"- Preference signals: \"{p}\" -> follow this by default" for p in prefs]
+    summary += [f"- Required for this task (the user's words): \"{p}\"" for p in required]
     summary += [f"- Reusable knowledge: {k}" for k in knowledge]
     summary += [f"- Key steps: ran `{c}`" for c in commands]
     if changed:

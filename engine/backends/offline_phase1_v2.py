@@ -36,11 +36,14 @@ from ..personal_data import scrub_personal
 from ..phase1.input_v2 import CONTEXT, FINAL, HUMAN, tier_of
 from .offline_failures import OPEN, UNVERIFIED, FailureStory, failure_stories, is_probe, reason
 from .offline_names import headline, rollout_slug, sentences, word_count
+from .offline_proof import proves
+from .offline_rules import standing_rule
 from .offline_statements import DURABLE, NOT_DURABLE, project_name
 
 MAX_TASKS = 12
 MAX_COMMANDS = 8
 QUOTE = 400
+RULES_LINE = "- Standing rules the user set (their words):"
 _CWD = re.compile(r"<cwd>([^<]+)</cwd>")
 
 
@@ -145,24 +148,6 @@ def _outcome(task: Task) -> str:
     return "unknown: no tool result shows how it ended"
 
 
-# what a command proves, first to last: tests, then builds, linters and type checks, then
-# migrations and installs; any other command that did more than look comes after them
-_PROOF = (
-    re.compile(r"\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|"
-               r"(?:cargo|go|npm|pnpm|yarn|bun|dotnet|mix|deno|swift|make|gradle|mvn) "
-               r"(?:run )?test\w*|unittest|playwright test)\b"),
-    re.compile(r"\b(?:(?:cargo|go|npm|pnpm|yarn|bun|dotnet|swift) (?:run )?build|make\b|"
-               r"tsc|mypy|pyright|ruff|eslint|clippy|flake8|pylint|golangci-lint|"
-               r"cargo check|gradle \w*build|mvn \w*(?:package|install|verify))\b"),
-    re.compile(r"\b(?:migrate|alembic|prisma|flyway|liquibase|pip install|npm (?:install|ci)|"
-               r"uv (?:sync|pip)|poetry install|bundle install)\b"),
-)
-
-
-def _proves(run: CommandRun) -> int:
-    return next((i for i, rx in enumerate(_PROOF) if rx.search(run.command)), len(_PROOF))
-
-
 def _status(run: CommandRun) -> str:
     if run.exit_code is None:
         return "exit code unknown"
@@ -183,12 +168,17 @@ def _task_lines(n: int, task: Task) -> list[str]:
             for p in task.pasted[:4]]
     if task.mentioned:
         out.append("- Files the user mentioned: " + ", ".join(f"`{f}`" for f in task.mentioned))
-    durable = [s for text in [task.request, *task.said]
-               for s in sentences(text) if any(p.search(s) for _, p in DURABLE)]
-    if durable:
-        out.append("- Stated by the user (their words): "
-                   + "; ".join(f"\"{_quote(s, 160)}\"" for s in dict.fromkeys(durable)))
-    work = sorted((r for r in task.commands if not is_probe(r.command)), key=_proves)
+    stated = [s for text in [task.request, *task.said] for s in sentences(text)]
+    rules = list(dict.fromkeys(s for s in stated if standing_rule(s)))
+    required = list(dict.fromkeys(s for s in stated if s not in rules
+                                  and any(p.search(s) for _, p in DURABLE)))
+    if rules:  # for every later session (offline_rules.py)
+        out.append(f"{RULES_LINE} " + "; ".join(f"\"{_quote(s, 160)}\"" for s in rules))
+    if required:  # for this task only: never a preference
+        out.append("- Required for this task (the user's words): "
+                   + "; ".join(f"\"{_quote(s, 160)}\"" for s in required))
+    work = sorted((r for r in task.commands if not is_probe(r.command)),
+                  key=lambda r: proves(r.command))
     for run in work[:MAX_COMMANDS]:
         out.append(f"- Ran `{_quote(run.command, 120)}`: {_status(run)}")
     if len(work) > MAX_COMMANDS:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from ..codex.memory_layout import SelectedMemory
 from .offline_notes import Folding
+from .offline_rules import standing_rule
 from .offline_summary import (
     HEADINGS,
     INDEX,
@@ -29,7 +30,10 @@ V2_LIMIT = 10_000  # Codex requires the file to stay under this many bytes
 V2_BUDGET = 9_600  # what the offline merge aims for, leaving room for hand edits
 RECENT_DAYS = 3  # the newest days get their own `#### <date>` blocks
 _SOURCE = re.compile(r"\[(rollout_summaries/[^\]\s]+\.md)\]\s*$")
-_STATED = re.compile(r"^- Stated by the user \(their words\): (.+)$", re.M)
+# the rules line of offline_phase1_v2.py; `Stated by the user` is what earlier memdeck
+# releases wrote: every durable sentence, so its quotes are sorted again (offline_rules.py)
+_STATED = re.compile(r"^- (Standing rules the user set|Stated by the user) \(their words\): "
+                     r"(.+)$", re.M)
 _QUOTED = re.compile(r"\"([^\"]{4,200})\"")
 _ENTRY_V2 = re.compile(r"^- rollout_summaries/\S+\.md — .*; thread_id=\S+$")
 _DROPPED_V2 = re.compile(r"^- \d+ older sessions are in rollout_summaries/ but not listed here$")
@@ -49,9 +53,9 @@ def _title(summary: str) -> str:
 def _stated_preferences(m: SelectedMemory) -> list[str]:
     """The user's own words the offline V2 extractor quoted as how they want to work."""
     found = []
-    for line in _STATED.findall(m.rollout_summary):
+    for _, line in _STATED.findall(m.rollout_summary):
         found += [q.strip().rstrip(";,") for q in _QUOTED.findall(line)]
-    return list(dict.fromkeys(f for f in found if f))
+    return list(dict.fromkeys(f for f in found if f and standing_rule(f)))
 
 
 def _entry(m: SelectedMemory) -> str:
