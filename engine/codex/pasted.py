@@ -1,12 +1,13 @@
 """Pasted material in a user's message: what the user put in as evidence for the task rather
 than said (issue 9, requirement 2).
 
-Tracebacks and stack traces, logs and build output, diffs, Markdown tables, CSV, JSON blobs,
-terminal transcripts, code, quoted text and data records (`Name: …` / `Phone: …` lines) are set
-apart from the user's prose by `split_pasted`: the prose is what the user said (their request,
-their statements of conventions and rules); a `Pasted` block is evidence, never a preference, a
-fact or a command, and is told in one line (`Pasted.describe`) with no more of its text than the
-line that matters (a traceback's exception, a log's first error), personal data removed.
+Tracebacks and stack traces, logs and build output, SQL and query plans, diffs, Markdown
+tables, CSV, JSON blobs, terminal transcripts, code, quoted text and data records (`Name: …` /
+`Phone: …` lines) are set apart from the user's prose by `split_pasted`: the prose is what the
+user said (their request, their statements of conventions and rules); a `Pasted` block is
+evidence, never a preference, a fact or a command, and is told in one line (`Pasted.describe`)
+with no more of its text than the line that matters (a traceback's exception, a log's first
+error), personal data removed.
 
 Recognised by shape, line by line: a fenced block (```` ``` ````, `~~~`) is pasted whatever it
 holds, except a single short line (an inline command, kept in the prose as `` `…` ``); outside
@@ -29,7 +30,7 @@ KIND_WORDS = {
     "traceback": "a traceback", "log": "a log", "diff": "a diff", "table": "a table",
     "csv": "CSV data", "json": "JSON", "terminal": "terminal output", "code": "code",
     "quote": "quoted text", "data": "a data record", "error": "an error message",
-    "blob": "an encoded blob", "text": "a block of text",
+    "blob": "an encoded blob", "text": "a block of text", "sql": "SQL",
 }
 GIST = 160
 # where a block was taken out of the prose: `[pasted: a traceback]`, on a line of its own
@@ -66,6 +67,19 @@ _CODE = re.compile(
     r"public |private |protected |static |const |let |var |function\b|fn |impl |pub |struct |"
     r"enum |interface |type \w+ |func |SELECT |INSERT |UPDATE |DELETE FROM |CREATE |ALTER |"
     r"[}\])]+[;,]?$|<\/?[a-zA-Z][\w.-]*[ >/]|\w+(\.\w+)*\(.*\);?$|\w+ = .+;?$)|[;{]\s*$")
+_SQL_START = re.compile(r"^\s*(SELECT\s|WITH\s+\w+\s+AS\s*\(|INSERT\s+INTO\s|"
+                        r"UPDATE\s+[\w.\"]+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(UNIQUE\s+)?(TABLE|INDEX|VIEW|MATERIALIZED)\s|"
+                        r"ALTER\s+TABLE\s|DROP\s+(TABLE|INDEX)\s|EXPLAIN(\s+ANALY[SZ]E)?\s)", re.I)
+_SQL_MORE = re.compile(r"^\s*(FROM|JOIN|LEFT|RIGHT|INNER|OUTER|CROSS|FULL|WHERE|AND|OR|ON|"
+                       r"GROUP\s+BY|ORDER\s+BY|LIMIT|OFFSET|HAVING|UNION|VALUES|SET|RETURNING|AS|CASE|WHEN|"
+                       r"THEN|ELSE|END|SELECT|WITH|USING|INTO|\(|\))\b|^\s+\S|^\s*\)"
+                       r"|,\s*$|^\s*[\w.\"]+\s*,\s*$", re.I)
+# what EXPLAIN prints: `Seq Scan on orders  (cost=…)`, `->  Index Scan …`, `Planning Time: …`
+_PLAN = re.compile(r"^\s*(->\s+)?(Seq Scan|Index (Only )?Scan|Bitmap (Heap|Index) Scan|"
+                   r"Hash( Join)?|Nested Loop|Merge Join|Sort|Aggregate|HashAggregate|Limit|"
+                   r"Gather)\b.*\(cost=|"
+                   r"^\s*(Planning|Execution) Time: |^\s*QUERY PLAN\s*$|^\s*-{10,}\s*$|"
+                   r"^\s*(Filter|Sort Key|Index Cond|Hash Cond|Rows Removed by Filter|Buffers): ")
 _KEY_VALUE = re.compile(r"^\s*[-*]?\s*(?P<key>[^\W\d][\w .()/'’-]{0,30}?)\s*[:：=]\s*"
                         r"(?P<value>\S.{0,80})$")
 _SENTENCE_END = re.compile(r"[.!?。！？]\s*$")
@@ -108,6 +122,11 @@ class Pasted:
         elif self.kind == "data":
             keys = [m.group("key").strip() for ln in lines if (m := _KEY_VALUE.match(ln))]
             line = "fields: " + ", ".join(dict.fromkeys(keys))
+        elif self.kind == "sql":  # the tables it reads or writes, never its values
+            tables = re.findall(r"(?i)\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+([A-Za-z_][\w.]*)",
+                                self.text)
+            tables = [t for t in tables if t.upper() not in ("SELECT", "ONLY", "IF", "LATERAL")]
+            line = ("tables: " + ", ".join(dict.fromkeys(tables))) if tables else ""
         elif self.kind == "diff":
             files = re.findall(r"^(?:\+\+\+ b/|diff --git a/)(\S+)", self.text, re.M)
             line = "files: " + ", ".join(dict.fromkeys(files)) if files else ""
@@ -302,6 +321,23 @@ def _code(lines: list[str], i: int) -> int:
     return j if j - i >= 3 else 0
 
 
+def _sql(lines: list[str], i: int) -> int:
+    """A query pasted without a fence: a statement and its clause lines, or a query plan."""
+    if _PLAN.match(lines[i]):
+        return _extend(lines, i, lambda ln: bool(_PLAN.match(ln) or ln.startswith("  ")
+                                                  or re.match(r"^\s*\(\d+ rows?\)", ln)))
+    if not _SQL_START.match(lines[i]) or lines[i].rstrip().endswith(":"):
+        return 0  # `EXPLAIN ANALYZE says:` introduces a paste, it is not one
+    if lines[i].rstrip().endswith(";"):
+        return i + 1 if len(lines[i].split()) >= 4 else 0
+    j = i + 1
+    while j < len(lines) and lines[j].strip() and _SQL_MORE.match(lines[j]):
+        j += 1
+        if lines[j - 1].rstrip().endswith(";"):
+            break
+    return j if j - i >= 2 else 0
+
+
 def _blob(lines: list[str], i: int) -> int:
     """A long run of characters with no space: base64, a minified file, a token dump."""
     s = lines[i].strip()
@@ -310,7 +346,8 @@ def _blob(lines: list[str], i: int) -> int:
 
 _DETECTORS: tuple[tuple[str, Callable[[list[str], int], int]], ...] = (
     ("traceback", _traceback), ("diff", _diff), ("table", _table), ("json", _json),
-    ("terminal", _terminal), ("log", _log), ("csv", _csv), ("code", _code), ("data", _data),
+    ("terminal", _terminal), ("sql", _sql), ("log", _log), ("csv", _csv), ("code", _code),
+    ("data", _data),
     ("quote", _quote), ("blob", _blob),
 )
 
