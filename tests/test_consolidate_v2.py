@@ -57,7 +57,7 @@ def test_summary_layout_index_and_forgetting() -> None:
     assert f"- Always deploy with `make deploy` [{ref}]" in text  # the user's own words
 
     # a person's edits stand; what only a removed session supported is forgotten
-    edited = text.replace("## User Profile\n- none yet", "## User Profile\n- Backend dev")
+    edited = text.replace("## User Profile\n", "## User Profile\n- Backend dev\n")
     edited = edited.replace("- Never touch prod on Fridays.", "- Never touch prod (edited)")
     again = merge_summary_v2(edited, [a, b, c])
     assert "- Backend dev" in again and "(edited)" in again
@@ -79,7 +79,8 @@ def test_summary_stays_under_codex_limit_with_many_sessions() -> None:
     assert len(text.encode()) < V2_LIMIT and validate_artifacts_text(text) == []
     assert "older sessions are in rollout_summaries/ but not listed here" in text
     newest = max(many, key=lambda m: m.source_updated_at)
-    assert newest.thread_id in text  # the oldest leave the index first
+    # the oldest leave the index first, after every line was cut to its file name
+    assert f"- rollout_summaries/{newest.file_stem}.md\n" in text
 
 
 # -- through the engine ------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..codex.citations import strip_citations
 from ..codex.command_outcomes import (
@@ -159,13 +159,33 @@ def _status(run: CommandRun) -> str:
     return f"exited with code {run.exit_code}" + (f" ({why})" if why else "")
 
 
-def _task_lines(n: int, task: Task) -> list[str]:
+class Detail(NamedTuple):
+    """How much of each task a summary tells; `DETAIL` from the most to the least."""
+
+    answer: bool = True  # the assistant's last answer
+    looks: bool = True  # the look-ups line
+    pasted: int = 4  # pastes told
+    quote: int = QUOTE  # characters of the user's words quoted
+    commands: int = MAX_COMMANDS  # commands listed, by what they prove
+    tasks: int = MAX_TASKS  # requests described
+
+
+# Codex cuts a V2 rollout summary to 9,000 bytes (phase1/runner.py); a longer record gives up
+# detail in this order, so that nothing is cut in the middle: the assistant's words, the
+# look-ups and pastes, then shorter quotes and fewer commands, then the latest requests
+DETAIL = (Detail(), Detail(answer=False), Detail(False, False, 2),
+          Detail(False, False, 0, 240, 4), Detail(False, False, 0, 160, 3, 8),
+          Detail(False, False, 0, 120, 2, 5), Detail(False, False, 0, 100, 1, 3))
+SUMMARY_BUDGET = 8_800  # bytes, leaving room for what redaction adds
+
+
+def _task_lines(n: int, task: Task, detail: Detail = DETAIL[0]) -> list[str]:
     out = [f"## Task {n}: {headline(task.request, 100)}", "",
-           f"- The user asked: \"{_quote(task.request)}\""]
+           f"- The user asked: \"{_quote(task.request, detail.quote)}\""]
     for said in task.said:
-        out.append(f"- The user then said: \"{_quote(said)}\"")
+        out.append(f"- The user then said: \"{_quote(said, detail.quote)}\"")
     out += [f"- The user pasted (evidence, not their words): {p.describe()}"
-            for p in task.pasted[:4]]
+            for p in task.pasted[:detail.pasted]]
     if task.mentioned:
         out.append("- Files the user mentioned: " + ", ".join(f"`{f}`" for f in task.mentioned))
     stated = [s for text in [task.request, *task.said] for s in sentences(text)]
@@ -179,12 +199,12 @@ def _task_lines(n: int, task: Task) -> list[str]:
                    + "; ".join(f"\"{_quote(s, 160)}\"" for s in required))
     work = sorted((r for r in task.commands if not is_probe(r.command)),
                   key=lambda r: proves(r.command))
-    for run in work[:MAX_COMMANDS]:
+    for run in work[:detail.commands]:
         out.append(f"- Ran `{_quote(run.command, 120)}`: {_status(run)}")
-    if len(work) > MAX_COMMANDS:
-        out.append(f"- … and {len(work) - MAX_COMMANDS} more commands")
+    if len(work) > detail.commands:
+        out.append(f"- … and {len(work) - detail.commands} more commands")
     looks = [r for r in task.commands if is_probe(r.command)]
-    if looks:  # look-ups answer a question; folded into one line, whatever they found
+    if looks and detail.looks:  # look-ups answer a question: one line, whatever they found
         shown = ", ".join(f"`{_quote(r.command, 60)}`" for r in looks[:3])
         out.append(f"- Looked up ({len(looks)}): {shown}" + (" …" if len(looks) > 3 else ""))
     if task.files:
@@ -194,7 +214,7 @@ def _task_lines(n: int, task: Task) -> list[str]:
             label = {OPEN: "Open problem", UNVERIFIED: "Failure, fix not verified"}.get(
                 story.status, "Failure and fix")
             out.append(f"- {label}: {story.text()}")
-    if task.answer:
+    if task.answer and detail.answer:
         out.append(f"- The assistant's last answer (its words, not verified): "
                    f"\"{_quote(task.answer)}\"")
     out += [f"- Outcome: {_outcome(task)}", ""]
@@ -219,16 +239,32 @@ def extract_v2(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
     title = headline(tasks[0].request)  # the user's first request, in their script
     project = project_name(cwd)
     other = [f for f in dict.fromkeys(folders) if f != cwd]
-    lines = [f"# {title}", "",
-             f"Session context: project `{project}`, folder `{cwd or 'unknown'}`, branch "
-             f"`{branch or 'unknown'}`."
-             + (f" It also worked in: {', '.join(f'`{f}`' for f in other[:5])}." if other
-                else ""), ""]
-    for n, task in enumerate(tasks[:MAX_TASKS], 1):
-        lines += _task_lines(n, task)
-    if len(tasks) > MAX_TASKS:
-        lines += [f"({len(tasks) - MAX_TASKS} later requests are not described here.)", ""]
-    open_ = [(n, s) for n, t in enumerate(tasks[:MAX_TASKS], 1) for s in t.stories
+    head = [f"# {title}", "",
+            f"Session context: project `{project}`, folder `{cwd or 'unknown'}`, branch "
+            f"`{branch or 'unknown'}`."
+            + (f" It also worked in: {', '.join(f'`{f}`' for f in other[:5])}." if other
+               else ""), ""]
+    for detail in DETAIL:
+        text = scrub_personal("\n".join(head + _body(tasks, detail)) + "\n")
+        if len(text.encode("utf-8")) <= SUMMARY_BUDGET:
+            break
+    else:  # still too long with the least detail: whole lines go from the end
+        lines = text.splitlines()
+        while len(lines) > len(head) and len("\n".join(lines).encode("utf-8")) > SUMMARY_BUDGET:
+            lines.pop(-2)  # the source line stays last
+        text = "\n".join(lines) + "\n"
+    files = [f for t in tasks for f in t.files]
+    ran = [r.command for t in tasks for r in t.commands if not is_probe(r.command)]
+    return text, rollout_slug(title, project, files, ran)
+
+
+def _body(tasks: list[Task], detail: Detail) -> list[str]:
+    lines: list[str] = []
+    for n, task in enumerate(tasks[:detail.tasks], 1):
+        lines += _task_lines(n, task, detail)
+    if len(tasks) > detail.tasks:
+        lines += [f"({len(tasks) - detail.tasks} later requests are not described here.)", ""]
+    open_ = [(n, s) for n, t in enumerate(tasks[:detail.tasks], 1) for s in t.stories
              if s.status == OPEN and not s.probe]
     if open_:
         lines += ["## Open questions", ""]
@@ -236,6 +272,4 @@ def extract_v2(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
                   f"{s.exit_code}) when the session ended." for n, s in open_]
         lines.append("")
     lines.append("Source: offline heuristic record (no model).")
-    files = [f for t in tasks for f in t.files]
-    ran = [r.command for t in tasks for r in t.commands if not is_probe(r.command)]
-    return scrub_personal("\n".join(lines) + "\n"), rollout_slug(title, project, files, ran)
+    return lines

@@ -54,11 +54,15 @@ class OfflinePhase2:
         else:
             preamble, groups = [], []
         topics = memory_topics(groups)
+        cited = {s for g in groups for t in g.tasks for s in t.stems}
+        new = {f"rollout_summaries/{m.file_stem}.md" for m in selected
+               if m.file_stem not in cited}
         memory = merge_parsed(preamble, groups, selected, present, notes)
         del preamble, groups
         memory_md.write_text(memory, encoding="utf-8")
         summary.write_text(merge_summary(_read(summary) or "v1\n", memory, now, notes=notes,
-                                         previous_topics=topics), encoding="utf-8")
+                                         previous_topics=topics, selected=selected, new=new),
+                     encoding="utf-8")
         return Phase2Result(MODEL_NAME, notes=notes.effects())
 
 

@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from ..codex.memory_layout import SelectedMemory
+from .offline_digest import merge_generated, merge_rules, profile, ref, rules, tips, within
 from .offline_memory_md import Group, parse_memory
 from .offline_note_index import LineIndex
 from .offline_notes import Folding, already_remembered, is_bullet, is_preference, note_bullet
@@ -44,6 +46,9 @@ NONE_YET = "- none yet"
 # of a longer one (read_path/agent_view.py); the v1 index is kept within that
 INJECTED_BYTES = 2_500 * 4
 _LEFT_OUT = "older tasks are in MEMORY.md only"
+# bytes the merge's own profile, preference and tip lines may take of the injected 10,000,
+# so that the index keeps at least half (a person's lines are never cut)
+V1_SHARES = (600, 2_800, 1_600)
 
 
 # -- the file as sections ------------------------------------------------------------------
@@ -360,12 +365,25 @@ def _render_index_v1(blocks: list[_Block], dropped: int = 0) -> list[str]:
 
 def merge_summary(text: str, memory_md: str, now: float, previous_memory: str | None = None,
                   notes: Folding | None = None,
-                  previous_topics: list[_Topic] | None = None) -> str:
+                  previous_topics: list[_Topic] | None = None,
+                  selected: list[SelectedMemory] | None = None,
+                  new: set[str] | None = None) -> str:
     """The v1 memory_summary.md beside `memory_md` (the merged MEMORY.md; `previous_memory`
     the one before the merge, to tell which tasks were forgotten, or its `memory_topics`
-    taken before the merge, so that a big file is not held twice)."""
+    taken before the merge, so that a big file is not held twice). With `selected`, the
+    profile, preferences and tips are merged from the sessions (offline_digest.py; `new`: the
+    summaries this merge takes in), each within its share of what Codex injects."""
     doc = parse_summary(text)
     sections = {h: doc.kept(h) for h in SUMMARY_SECTIONS}
+    if selected is not None:  # what holds across sessions (offline_digest.py)
+        present = {ref(m) for m in selected}
+        profile_h, prefs_h, tips_h = SUMMARY_SECTIONS
+        sections[profile_h] = within(merge_generated(sections[profile_h], profile(selected)),
+                                     V1_SHARES[0])
+        sections[prefs_h] = within(merge_rules(sections[prefs_h], rules(selected), present,
+                                               present if new is None else new), V1_SHARES[1])
+        sections[tips_h] = within(merge_generated(
+            sections[tips_h], [t.render() for t in tips(selected)]), V1_SHARES[2])
     fold_notes(sections, notes)
     day = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d")
     filled = {h: placeholder(sections[h]) for h in SUMMARY_SECTIONS}

@@ -11,8 +11,18 @@ import re
 from datetime import UTC, datetime
 
 from ..codex.memory_layout import SelectedMemory
+from .offline_digest import (
+    generated,
+    merge_generated,
+    merge_rules,
+    profile,
+    ref,
+    rules,
+    size,
+    tips,
+    within,
+)
 from .offline_notes import Folding
-from .offline_rules import standing_rule
 from .offline_summary import (
     HEADINGS,
     INDEX,
@@ -29,13 +39,8 @@ V2_HEADINGS = HEADINGS  # Codex's v2 validation requires them (docs/codex-format
 V2_LIMIT = 10_000  # Codex requires the file to stay under this many bytes
 V2_BUDGET = 9_600  # what the offline merge aims for, leaving room for hand edits
 RECENT_DAYS = 3  # the newest days get their own `#### <date>` blocks
-_SOURCE = re.compile(r"\[(rollout_summaries/[^\]\s]+\.md)\]\s*$")
-# the rules line of offline_phase1_v2.py; `Stated by the user` is what earlier memdeck
-# releases wrote: every durable sentence, so its quotes are sorted again (offline_rules.py)
-_STATED = re.compile(r"^- (Standing rules the user set|Stated by the user) \(their words\): "
-                     r"(.+)$", re.M)
-_QUOTED = re.compile(r"\"([^\"]{4,200})\"")
-_ENTRY_V2 = re.compile(r"^- rollout_summaries/\S+\.md — .*; thread_id=\S+$")
+# the merge's index lines, at every level of `_entry`
+_ENTRY_V2 = re.compile(r"^- rollout_summaries/\S+\.md(?: — .*; thread_id=\S+| — .{1,60})?$")
 _DROPPED_V2 = re.compile(r"^- \d+ older sessions are in rollout_summaries/ but not listed here$")
 
 
@@ -50,17 +55,16 @@ def _title(summary: str) -> str:
     return "a session"
 
 
-def _stated_preferences(m: SelectedMemory) -> list[str]:
-    """The user's own words the offline V2 extractor quoted as how they want to work."""
-    found = []
-    for _, line in _STATED.findall(m.rollout_summary):
-        found += [q.strip().rstrip(";,") for q in _QUOTED.findall(line)]
-    return list(dict.fromkeys(f for f in found if f and standing_rule(f)))
-
-
-def _entry(m: SelectedMemory) -> str:
-    return (f"- rollout_summaries/{m.file_stem}.md — {_title(m.rollout_summary)}; "
-            f"thread_id={m.thread_id}")
+def _entry(m: SelectedMemory, level: int = 0) -> str:
+    """An index line, shorter at each level: the title and thread id (0), the title cut to
+    60 characters (1), the file alone (2)."""
+    path = f"- rollout_summaries/{m.file_stem}.md"
+    if level >= 2:
+        return path
+    title = _title(m.rollout_summary)
+    if level == 1:
+        return f"{path} — {title if len(title) <= 60 else title[:59] + '…'}"
+    return f"{path} — {title}; thread_id={m.thread_id}"
 
 
 def _day(ts: int) -> str:
@@ -71,47 +75,63 @@ def _scope(m: SelectedMemory) -> str:
     return m.cwd or "unknown folder"
 
 
+# (recent days' level, older sessions' level): each step is shorter, so that every session
+# stays indexed before any is left out
+LEVELS = ((0, 0), (0, 1), (0, 2), (1, 2), (2, 2))
+
+
 def _index(selected: list[SelectedMemory], limit: int) -> list[str]:
     """`### <project>` / `#### <day>` blocks for the newest days, older sessions under
-    `### Older Memory Topics`; the oldest sessions leave the index until it fits `limit`
-    bytes (their files stay in the folder)."""
+    `### Older Memory Topics`. Every session is listed, the lines shortened level by level
+    (`LEVELS`) to fit `limit` bytes; only when even the shortest do not fit are the oldest
+    sessions left out (their files stay in the folder, and the index counts them)."""
     by_age = sorted(selected, key=lambda m: (-m.source_updated_at, m.thread_id))
     days = sorted({_day(m.source_updated_at) for m in by_age}, reverse=True)
     recent = set(days[:RECENT_DAYS])
 
-    def render(k: int) -> list[str]:
+    def render(k: int, level: tuple[int, int]) -> list[str]:
         keep = by_age[:k]
         return _render_index([m for m in keep if _day(m.source_updated_at) in recent],
                              [m for m in keep if _day(m.source_updated_at) not in recent],
-                             len(selected) - k)
+                             len(selected) - k, level)
 
-    def fits(k: int) -> bool:
-        return len("\n".join(render(k)).encode("utf-8")) <= limit
+    def fits(lines: list[str]) -> bool:
+        return len("\n".join(lines).encode("utf-8")) <= limit
 
+    for level in LEVELS:
+        whole = render(len(by_age), level)
+        if fits(whole):
+            return whole
     lo, hi = 0, len(by_age)  # the most sessions that fit, by bisection (size grows with k)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if fits(mid):
+        if fits(render(mid, LEVELS[-1])):
             lo = mid
         else:
             hi = mid - 1
-    return render(lo)
+    return render(lo, LEVELS[-1])
+
+
+def index_floor(selected: list[SelectedMemory]) -> int:
+    """Bytes of the shortest index that lists every session."""
+    lines = _render_index([], selected, 0, LEVELS[-1])
+    return len("\n".join(lines).encode("utf-8"))
 
 
 def _render_index(recent: list[SelectedMemory], older: list[SelectedMemory],
-                  dropped: int) -> list[str]:
+                  dropped: int, level: tuple[int, int] = (0, 0)) -> list[str]:
     out: list[str] = []
     scopes: dict[str, dict[str, list[str]]] = {}
     for m in recent:
         scopes.setdefault(_scope(m), {}).setdefault(_day(m.source_updated_at), []).append(
-            _entry(m))
+            _entry(m, level[0]))
     for scope, days in scopes.items():
         out.append(f"### {scope}")
         for day, entries in days.items():
             out += [f"#### {day}", *entries]
         out.append("")
     out.append(OLDER)
-    out += [_entry(m) for m in older] or [NONE_YET]
+    out += [_entry(m, level[1]) for m in older] or [NONE_YET]
     if dropped:
         out.append(f"- {dropped} older sessions are in rollout_summaries/ but not listed here")
     return out
@@ -160,40 +180,34 @@ def _put_back(index: list[str], foreign: list[tuple[str | None, str]],
 
 def merge_summary_v2(text: str, selected: list[SelectedMemory],
                      notes: Folding | None = None) -> str:
-    """The V2 memory_summary.md: what a person wrote kept as written, preferences quoted from
-    newly consolidated sessions added with their source, a preference whose source is gone
-    dropped (forgetting), notes folded in, and a fresh index of every selected rollout
-    summary, cut to stay under Codex's 10,000-byte limit."""
+    """The V2 memory_summary.md: what a person wrote kept as written; the standing rules of
+    newly consolidated sessions added with their sources, a rule said again folded into its
+    line, a rule whose sessions are all gone dropped (forgetting); tips and profile rebuilt
+    (offline_digest.py); notes folded in; and a fresh index that lists every selected
+    rollout summary, all within Codex's 10,000-byte limit."""
     doc = parse_summary(text)
     old_index = doc.body.get(INDEX, [])
-    present = {f"rollout_summaries/{m.file_stem}.md" for m in selected}
-    indexed = set(re.findall(r"rollout_summaries/[^\s;]+\.md", "\n".join(old_index)))
-    prefs: list[str] = []
-    for line in doc.kept(SUMMARY_SECTIONS[1]):
-        src = _SOURCE.search(line)
-        if src and src.group(1) not in present:
-            continue  # supported only by a session memory no longer holds
-        prefs.append(line)
-    added: list[str] = []
-    for m in selected:
-        ref = f"rollout_summaries/{m.file_stem}.md"
-        if ref in indexed:
-            continue  # already taken in: a person may have edited or removed its lines
-        for p in _stated_preferences(m):
-            if not any(p in x for x in prefs + added):
-                added.append(f"- {p} [{ref}]")
-    foreign = _foreign_v2(old_index)
-    sections = {SUMMARY_SECTIONS[0]: doc.kept(SUMMARY_SECTIONS[0]),
-                SUMMARY_SECTIONS[1]: prefs + added,
-                SUMMARY_SECTIONS[2]: doc.kept(SUMMARY_SECTIONS[2])}
+    present = {ref(m) for m in selected}
+    indexed = set(re.findall(r"rollout_summaries/[^\s;\]]+\.md", "\n".join(old_index)))
+    profile_h, prefs_h, tips_h = SUMMARY_SECTIONS
+    sections = {
+        profile_h: merge_generated(doc.kept(profile_h), profile(selected)),
+        prefs_h: merge_rules(doc.kept(prefs_h), rules(selected), present, present - indexed),
+        tips_h: merge_generated(doc.kept(tips_h), [t.render() for t in tips(selected)]),
+    }
     fold_notes(sections, notes)
-    quotes = [x for x in sections[SUMMARY_SECTIONS[1]] if x in added]
-    while True:
+    foreign = _foreign_v2(old_index)
+    need = index_floor(selected)
+    while True:  # the merge's own lines give way until the index can list every session
         filled = {h: placeholder(sections[h]) for h in SUMMARY_SECTIONS}
         filled[INDEX] = [x for _, x in foreign]
         room = V2_BUDGET - len(render_summary(doc, filled).encode("utf-8"))
-        if room >= 1_000 or not quotes:
+        if room >= need:
             break
-        sections[SUMMARY_SECTIONS[1]].remove(quotes.pop())  # new quotes give way to the index
+        victim = next((h for h in (tips_h, profile_h, prefs_h)
+                       if any(generated(x) for x in sections[h])), None)
+        if victim is None:
+            break
+        sections[victim] = within(sections[victim], max(0, size(sections[victim]) - 1))
     filled[INDEX] = _put_back(_index(selected, max(room, 0)), foreign, selected)
     return render_summary(doc, filled)
