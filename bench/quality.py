@@ -19,6 +19,11 @@ Targets: recall >= 0.8 for every shape, forbidden 0. A benchmark, not a test: it
 PASS or FAIL and exits 0 either way (tests/test_quality.py asserts the targets).
 
     .venv/bin/python bench/quality.py [--version v1|v2|both] [--verbose] [--show ID] [--corpus DIR]
+                                      [--backend offline|openai [--base-url URL] [--model M]]
+
+Then the consolidation score (bench/quality_consolidation.py): the memory files read as the
+next agent reads them — real preferences / all >= 0.9, every session indexed, tips present,
+every file within what Codex injects.
 
 `--verbose` lists, per session, the gold items missed and where each forbidden item was
 found. `--show ID` prints one session's raw memory and rollout summary (ID: a corpus file
@@ -89,10 +94,12 @@ def build_home(home: Path, version: str, corpus: Path = CORPUS) -> dict[str, Pat
 
 
 @contextmanager
-def isolated_env(tmp: Path) -> Iterator[None]:
-    """No real key, endpoint or XDG folder of the user's leaks into the run."""
+def isolated_env(tmp: Path, keep_endpoint: bool = False) -> Iterator[None]:
+    """No real key, endpoint or XDG folder of the user's leaks into the run (the endpoint's
+    pair stays for `--backend openai`)."""
     saved = dict(os.environ)
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_SQLITE_HOME", "MEMDECK_DEBUG"):
+    endpoint = () if keep_endpoint else ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+    for var in (*endpoint, "CODEX_SQLITE_HOME", "MEMDECK_DEBUG"):
         os.environ.pop(var, None)
     for var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
         os.environ[var] = str(tmp / var.lower())
@@ -146,32 +153,39 @@ class Kept:
     files: dict[str, str]  # memory-root relative path -> text
     problems: list[str] = field(default_factory=list)
     corpus: Path = CORPUS
+    injected_truncated: int = 0  # tokens Codex would cut from memory_summary.md (the preview)
 
 
-def run_corpus(version: str = "v1", corpus: Path = CORPUS) -> Kept:
-    """Extract, consolidate and accept the corpus in a fresh home; what was kept."""
+def run_corpus(version: str = "v1", corpus: Path = CORPUS, backend: str = "offline",
+               settings: dict[str, str] | None = None) -> Kept:
+    """Extract, consolidate and accept the corpus in a fresh home; what was kept.
+    `backend="openai"` uses the endpoint the environment or `settings` (memdeck.* keys, set
+    in the fresh home) configure."""
     from memdeck.engine import Engine
 
     with tempfile.TemporaryDirectory(prefix="memdeck-quality-") as tmp_name:
         tmp = Path(tmp_name)
-        with isolated_env(tmp):
+        with isolated_env(tmp, keep_endpoint=backend != "offline"):
             home = tmp / "codex-home"
             placed = build_home(home, version, corpus)
             eng = Engine.open(home)
+            for key, value in (settings or {}).items():
+                eng.config_set(key, value)
             problems: list[str] = []
             by_id = {thread_meta(corpus / name)["id"]: name for name in placed}
             sessions = {name: SessionKept(name, tid) for tid, name in by_id.items()}
-            report = eng.extract(backend="offline")
+            report = eng.extract(backend=backend)
             for r in report.results:
                 if r.thread_id in by_id:
                     s = sessions[by_id[r.thread_id]]
                     s.outcome, s.detail = r.outcome, r.detail
             try:
-                proposal = eng.consolidate(backend="offline")
+                proposal = eng.consolidate(backend=backend)
                 if proposal is not None and proposal.status == "pending":
                     eng.accept(proposal.id)
             except Exception as exc:  # a benchmark reports, it does not stop
                 problems.append(f"consolidate/accept: {type(exc).__name__}: {exc}")
+            truncated = eng.preview().next_session.truncated_tokens
             for row in eng.memories().rows:
                 if row.thread_id in by_id:
                     s = sessions[by_id[row.thread_id]]
@@ -179,7 +193,7 @@ def run_corpus(version: str = "v1", corpus: Path = CORPUS) -> Kept:
                     s.slug = row.rollout_slug
             files = _memory_files(eng.home.memory_root)
     _attach_files(sessions, files)
-    return Kept(version, sessions, files, problems, corpus)
+    return Kept(version, sessions, files, problems, corpus, truncated)
 
 
 def _memory_files(root: Path) -> dict[str, str]:
@@ -394,10 +408,27 @@ def _place_text(kept: Kept, place: str) -> str:
     return ""
 
 
-def print_results(kept: Kept, rows: list[ShapeRow]) -> None:
+def _prefix(kept: Kept) -> str:
     prefix = "quality" if kept.version == "v1" else f"quality.{kept.version}"
     if kept.corpus != CORPUS:  # another corpus (the held-out one): its own figures
         prefix = f"{prefix}.{kept.corpus.name}"
+    return prefix
+
+
+def _load_sibling(name: str) -> Any:
+    """A module beside this file (bench/ is not a package)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    assert spec and spec.loader
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def print_results(kept: Kept, rows: list[ShapeRow]) -> None:
+    prefix = _prefix(kept)
     for r in rows:
         print(f"RESULT {prefix}.{r.shape}.recall={r.recall:.4f}")
         print(f"RESULT {prefix}.{r.shape}.forbidden={r.forbidden}")
@@ -440,14 +471,26 @@ def main() -> None:
                     help="a corpus folder with its gold.json (default tests/fixtures/quality;"
                          " tests/fixtures/quality_heldout was written without reading the "
                          "extractor)")
+    ap.add_argument("--backend", choices=("offline", "openai"), default="offline",
+                    help="offline (default), or openai: the endpoint OPENAI_BASE_URL / "
+                         "OPENAI_API_KEY or --base-url name, scored on the same gold")
+    ap.add_argument("--base-url", help="memdeck.base_url for --backend openai")
+    ap.add_argument("--model", help="memdeck.model for --backend openai")
+    ap.add_argument("--api-key-env", help="memdeck.api_key_env for --backend openai")
     args = ap.parse_args()
     corpus = args.corpus.resolve()
     gold = load_gold(corpus / "gold.json")
+    settings = {f"memdeck.{k}": v for k, v in (("base_url", args.base_url),
+                                               ("model", args.model),
+                                               ("api_key_env", args.api_key_env)) if v}
+    consolidation = _load_sibling("quality_consolidation")
     for version in (("v1", "v2") if args.version == "both" else (args.version,)):
-        kept = run_corpus(version, corpus)
+        kept = run_corpus(version, corpus, args.backend, settings)
         scores = score(gold, kept)
         rows = print_table(kept, scores, args.verbose)
         print_results(kept, rows)
+        c = consolidation.score_consolidation(gold, kept)
+        consolidation.print_consolidation(c, _prefix(kept), args.verbose)
         for key in args.show:
             show(kept, gold, key)
         print()

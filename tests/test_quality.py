@@ -235,3 +235,34 @@ def test_offline_memory_meets_the_quality_targets(version: str) -> None:
     low = [r.shape for r in rows if r.recall < quality.RECALL_TARGET]
     forbidden = quality.total(rows).forbidden
     assert not low and forbidden == 0, "\n".join(report + [""] + details)
+
+
+CONSOLIDATION = quality._load_sibling("quality_consolidation")
+
+
+@pytest.mark.parametrize("corpus", ["quality", "quality_heldout"])
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_the_consolidated_memory_meets_the_consolidation_targets(version: str,
+                                                                 corpus: str) -> None:
+    """Issue 25: real preferences / all >= 0.9, every remembered session indexed, tips
+    present (the gold's among them), every file within what Codex injects."""
+    folder = REPO / "tests" / "fixtures" / corpus
+    kept = quality.run_corpus(version, folder)
+    c = CONSOLIDATION.score_consolidation(quality.load_gold(folder / "gold.json"), kept)
+    assert c.prefs_real >= CONSOLIDATION.PREFS_TARGET, c.false_prefs
+    assert c.remembered >= 10 and c.unindexed == []
+    assert c.tips and c.tips_missed == [] and c.repeated_missed == []
+    assert c.over_budget == []
+    assert c.profile  # the corpus has sessions enough for a profile
+
+
+def test_a_false_preference_fails_the_consolidation_score() -> None:
+    """The score can fail: a question kept as a preference is counted against it."""
+    kept = quality.run_corpus("v2")
+    summary = kept.files["memory_summary.md"]
+    kept.files["memory_summary.md"] = summary.replace(
+        "## User preferences\n", "## User preferences\n- can you always make it faster?\n"
+        "- Should we use uv?\n- The export must stream rows.\n" * 4)
+    c = CONSOLIDATION.score_consolidation(GOLD, kept)
+    assert len(c.false_prefs) == 12 and c.prefs_real < CONSOLIDATION.PREFS_TARGET
+    assert not c.passes()

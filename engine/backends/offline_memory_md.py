@@ -21,6 +21,7 @@ from pathlib import PurePosixPath
 
 from ..codex.memory_layout import SelectedMemory
 from ..formatting import rfc3339_utc
+from .offline_digest import tips
 from .offline_note_index import LineIndex, WordBag
 from .offline_notes import (
     Folding,
@@ -161,7 +162,10 @@ def _new_task(m: SelectedMemory, n: int) -> tuple[Task, dict[str, list[str]]]:
                  "### rollout_summary_files", ref, "### keywords", f"- {keywords}", ""])
     blocks = {
         BLOCKS[0]: [f"- {p} [Task {n}]" for p in _bullets(m.raw_memory, "user preference")],
-        BLOCKS[1]: [f"- {p} [Task {n}]" for p in _bullets(m.raw_memory, "fact")],
+        # what the task's user said holds, then the checks that passed in it (and the fix
+        # each proved): knowledge the next task in this folder can reuse
+        BLOCKS[1]: [f"- {p} [Task {n}]" for p in _bullets(m.raw_memory, "fact")]
+        + [f"- {t.text} [Task {n}]" for t in tips([m])],
         BLOCKS[2]: [f"- {p} [Task {n}]" for p in _bullets(m.raw_memory, "failure")],
     }
     return task, blocks
