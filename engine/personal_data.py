@@ -95,6 +95,17 @@ _NAME = re.compile(
     r"[\uac00-\ud7a3]{2,4}|"
     r"[\u3040-\u30ff\u4e00-\u9fff]{2,6}(?: [\u3040-\u30ff\u4e00-\u9fff]{1,6})?)"
     r"[ \t]*$")
+# a person named with an honorific, in running text: "chị Trần Thị Mai", "Mrs Dana Whitfield",
+# "田中さん", "김민수 님"; the honorific stays, the name goes
+_UPPER_WORD = r"[A-ZÀ-ÖØ-ÞĐƠƯẠ-Ỹ][a-zà-öø-ÿđơưạ-ỹ'’\-]+"
+_HONORIFIC_NAME = (
+    re.compile(r"(?<![\w])(?:(?i:anh|chị|em|ông|bà|cô|chú|bác)|Mr\.?|Mrs\.?|Ms\.?|Miss|Dr\.?|Sr\.|"
+               r"Sra\.|Srta\.|don|doña|Herr|Frau|Mme\.?|Mlle\.?)[ \t]+"
+               rf"(?P<name>{_UPPER_WORD}(?:[ \t]+{_UPPER_WORD}){{0,3}})"),
+    re.compile(r"(?P<name>[\u4e00-\u9fff]{2,4}|[\u30a0-\u30ff]{2,8})(?:さん|様|氏|先生|女士|小姐)"),
+    re.compile(r"(?<![\uac00-\ud7a3])(?!(?:고객|선생|사장|부장|팀장|과장|대표|회원|관리자|사용자|"
+               r"여러분|아저|아가)[ \t]?[님씨])(?P<name>[\uac00-\ud7a3]{2,3})[ \t]?(?:님|씨)"),
+)
 _ID_NUMBERS = (
     re.compile(r"(?<![\w\-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w\-])"),  # SSN
     re.compile(r"(?<![\w\-])\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])-[1-8]\d{6}(?![\w\-])"),
@@ -166,6 +177,9 @@ def find_personal(text: str) -> list[PersonalFinding]:
         spans += [("id_number", m.start(), m.end()) for rx in _ID_NUMBERS
                   for m in rx.finditer(text)]
     spans += [("name", m.start("name"), m.end("name")) for m in _NAME.finditer(text)]
+    spans += [("name", m.start("name"), m.end("name")) for n, rx in enumerate(_HONORIFIC_NAME)
+              for m in rx.finditer(text)  # Latin names: every word capitalised
+              if n or all(w[0].isupper() for w in m.group("name").split())]
     spans.sort(key=lambda s: (s[1], -s[2]))
     merged: list[PersonalFinding] = []
     for kind, start, end in spans:

@@ -138,3 +138,21 @@ def test_the_corpus_session_with_pasted_test_data_keeps_none_of_it(version: str)
     for private in ("Aoife", "Brennan", "7700 900461", "aoife.brennan", "mailinator", "1987-03-14"):
         assert private not in kept, private
     assert not re.search(r"[\w.+-]+@[\w-]+\.[a-z]{2,}", kept)
+
+
+@pytest.mark.parametrize("text, name", [
+    ("Ví dụ đơn của chị Trần Thị Mai, sdt bị lỗi", "Trần Thị Mai"),
+    ("Anh Lê Quốc Bảo nhập số cũng bị lỗi", "Lê Quốc Bảo"),
+    ("Please call Mrs Dana Whitfield about the invoice", "Dana Whitfield"),
+    ("Frage Herr Müller nach dem Zugang", "Müller"),
+    ("田中さんに確認してください", "田中"),
+    ("김민수 님께 보내 주세요", "김민수"),
+])
+def test_a_person_named_with_an_honorific_is_removed(text: str, name: str) -> None:
+    scrubbed = scrub_personal(text)
+    assert name not in scrubbed and "[REDACTED_NAME]" in scrubbed
+
+
+@pytest.mark.parametrize("text", ["고객님께 안내 메일을 보내요", "皆さん、おはよう", "the anh dao"])
+def test_common_words_beside_an_honorific_stay(text: str) -> None:
+    assert scrub_personal(text) == text

@@ -251,6 +251,7 @@ def test_the_consolidated_memory_meets_the_consolidation_targets(version: str,
     c = CONSOLIDATION.score_consolidation(quality.load_gold(folder / "gold.json"), kept)
     assert c.prefs_real >= CONSOLIDATION.PREFS_TARGET, c.false_prefs
     assert c.remembered >= 10 and c.unindexed == []
+    assert c.passes()
     assert c.tips and c.tips_missed == [] and c.repeated_missed == []
     assert c.over_budget == []
     assert c.profile  # the corpus has sessions enough for a profile

@@ -15,7 +15,7 @@ RULES = [
     "Prices are always in cents, never decimals.",
     "Our commit messages look like `inventory: <what changed>`.",
     "I prefer table-driven tests.",
-    "don't add comments in Chinese",
+    "Never add comments in Chinese.",
     "never edit mix.lock by hand",
     "We're on Rust 1.82, stable only, no nightly features.",
     "以后路由跳转都用 name，不要写死路径。",
@@ -46,6 +46,10 @@ NOT_RULES = [
     "Fix the code, don't touch the fixtures in tests/data/.",
     "Don't refactor for now, just make the test pass.",
     "Non-admins don't see the button.",
+    "A 422 means our payload is bad, so retrying is pointless.",
+    "Our CI is slow today.",
+    # a bare prohibition has no mark of permanence: the task's requirement
+    "don't add comments in Chinese",
     "Bump the module to Go 1.23: go.mod, the toolchain line and the CI matrix.",
     "这次先别动数据库。",
     # form fields, checklists, templates
@@ -94,3 +98,13 @@ def test_a_task_requirement_stays_with_the_task_in_both_versions() -> None:
     task = next(ln for ln in v2.splitlines() if ln.startswith("- Required for this task"))
     assert "problem+json" in rules and "404" not in rules and "Can you" not in rules
     assert "404" in task
+
+
+def test_a_greeting_is_never_the_title() -> None:
+    from memdeck.engine.backends.offline_names import headline
+
+    assert headline("Hola. Cuando creo un producto con un SKU repetido la API devuelve 500.") \
+        == "Cuando creo un producto con un SKU repetido la API devuelve 500"
+    assert headline("Chào bạn. Khách báo lỗi khi nhập số điện thoại.") \
+        == "Khách báo lỗi khi nhập số điện thoại"
+    assert headline("Hello world crashes on start.") == "Hello world crashes on start"

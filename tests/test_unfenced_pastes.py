@@ -77,3 +77,47 @@ def test_the_memory_keeps_the_instruction_after_a_paste_and_not_the_paste(kind: 
         assert all("pasted" in ln for ln in told), told
     prefs = [ln for ln in v1.raw_memory.splitlines() if ln.startswith("- user preference")]
     assert prefs == ["- user preference: We always run pytest with -q here."]
+
+
+def test_a_bot_alert_between_pastes_is_part_of_the_paste_not_the_users_rule() -> None:
+    text = ("The alert and the slow query:\n"
+            "[pgwatch] ALERT slow_query p95>2s db=shop host=pg-prod-2\n"
+            "Suggested action (auto): prefer a composite index; never add indexes at noon.\n"
+            "2026-05-06 08:14:52.118 UTC [41122] LOG:  duration: 2843.551 ms  statement: "
+            "SELECT 1\n"
+            "Add an index that fixes it.")
+    words = words_of_text(text)
+    assert "prefer a composite" not in words.text and "never add" not in words.text
+    assert words.text.startswith("The alert and the slow query:")
+    assert words.text.endswith("Add an index that fixes it.")
+
+
+def test_a_go_panic_with_its_goroutine_frames_is_one_paste() -> None:
+    panic = ("panic: runtime error: invalid memory address or nil pointer dereference\n"
+             "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x1a2b3c4]\n\n"
+             "goroutine 1287 [running]:\n"
+             "github.com/acme/orderflow/internal/order.(*Handler).GetOrder(0xc0001a2c80)\n"
+             "\t/src/internal/order/handler.go:61 +0x1c4\n"
+             "created by google.golang.org/grpc.(*Server).serveStreams.func2.1 in goroutine 1\n"
+             "\t/go/pkg/mod/google.golang.org/grpc@v1.67.1/server.go:1029 +0x8b")
+    words = words_of_text(f"This just crashed in prod:\n{panic}\nFix it in the handler.")
+    assert [p.kind for p in words.pasted] == ["traceback"]
+    assert "goroutine" not in words.text and "handler.go" not in words.text
+    assert words.text.endswith("Fix it in the handler.")
+
+
+def test_an_issue_form_pasted_whole_is_evidence_and_the_request_after_it_stays() -> None:
+    form = ("### Bug report\n\n> **Before you submit:** you must search existing issues. "
+            "Always include the full traceback.\n\n**Describe the bug**\n"
+            "Exporting the CSV crashes when a product has no supplier.\n\n"
+            "**Steps to reproduce**\n1. Open the admin\n2. Export\n\n"
+            "- [x] I have searched existing issues\n- [x] I agree to be kind, always")
+    words = words_of_text(f"Someone opened this issue:\n\n{form}\n\nFix it with a regression "
+                          "test.")
+    assert [p.kind for p in words.pasted] == ["form"]
+    assert "Always include" not in words.text and "be kind" not in words.text
+    assert "Fix it with a regression test." in words.text
+    assert "Exporting the CSV crashes" in words.pasted[0].describe()
+    # a person's own headed request is not a form: no checklist, no form headings
+    mine = words_of_text("## Goal\nAdd a cache.\n\n## Constraints\n- never cache errors")
+    assert not mine.pasted and "never cache errors" in mine.text

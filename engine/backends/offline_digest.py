@@ -40,6 +40,8 @@ _FIXED = re.compile(r"^- (?:Failure and fix|failure): `(?P<cmd>[^`]+)` failed .*
                     r"changing (?P<files>[^:;]+?)(?::|;)", re.M)
 _WORD = re.compile(r"[^\W_]+", re.U)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_RULE_TOOLS = frozenset("uv pip pnpm npm yarn bun clippy ruff black eslint prettier ktlint "
+                        "mypy pytest vitest jest rspec make gofmt rustfmt terraform".split())
 _TOOLS = {
     "pnpm": "pnpm", "npm": "npm", "yarn": "yarn", "bun": "bun", "npx": "npm", "cargo": "cargo",
     "go": "go", "uv": "uv", "poetry": "poetry", "pytest": "pytest", "dotnet": "dotnet",
@@ -86,29 +88,53 @@ def words_of(text: str) -> set[str]:
     return out
 
 
-def similar(a: str, b: str) -> bool:
-    """The same rule said twice: most of the shorter one's words are in the other."""
+def code_words(text: str) -> set[str]:
+    """The names a rule is about: what it quotes in backticks, and the tools it names."""
+    quoted = " ".join(re.findall(r"`([^`]+)`", text)).casefold()
+    words = re.findall(r"[\w./=-]+", text.casefold())
+    named = {w for w in words if w in _TOOLS or w in _RULE_TOOLS}
+    # identifiers: `ferreteria_test`, `DATABASE_URL`, `settings/base.py`, `--no-pub`
+    code = {w.strip(".") for w in words if re.search(r"\w[_/=]\w|\w\.\w{1,4}$|^--\w", w)}
+    whole = {w for w in re.findall(r"[\w./=-]{2,}", quoted)} | named | code
+    # and their parts: `DATABASE_URL=postgres://localhost/app_test` names `app_test` too
+    return whole | {p for w in whole for p in re.split(r"[/=:]+", w) if len(p) >= 3}
+
+
+def similar(a: str, b: str, same_project: bool = False) -> bool:
+    """The same rule said twice: most of the shorter one's words are in the other; in one
+    project, fewer will do when both name the same tool or command ("uv, nunca pip" and
+    "usa `uv run` para todo y nunca `pip install`")."""
     wa, wb = words_of(a), words_of(b)
     if not wa or not wb:
         return False
-    return len(wa & wb) / min(len(wa), len(wb)) >= 0.75
+    overlap = len(wa & wb) / min(len(wa), len(wb))
+    if overlap >= 0.75:
+        return True
+    return same_project and overlap >= 0.3 and bool(code_words(a) & code_words(b))
 
 
 def rules(selected: list[SelectedMemory]) -> list[Line]:
     """Every standing rule, oldest first, repeated ones folded with all their sources."""
     out: list[Line] = []
+    projects: dict[int, str] = {}  # id(line) -> the project it was first said in
     for m in sorted(selected, key=lambda m: (m.source_updated_at, m.thread_id)):
+        project = project_name(m.cwd)
         for rule in rules_of(m):
-            same = next((x for x in out if similar(x.text, rule)), None)
-            if same is None:
+            # a sentence may restate two rules ("uv run, and DATABASE_URL=… for the tests"):
+            # it is a source of each
+            same = [x for x in out if similar(x.text, rule, projects[id(x)] == project)]
+            if not same:
                 out.append(Line(rule, [ref(m)]))
-            elif ref(m) not in same.sources:
-                same.sources.append(ref(m))
+                projects[id(out[-1])] = project
+            for x in same:
+                if ref(m) not in x.sources:
+                    x.sources.append(ref(m))
     return out
 
 
-def tips(selected: list[SelectedMemory], per_project: int = 2) -> list[Line]:
-    """Per project, the checks that passed (tests first), with the fix each proved."""
+def tips(selected: list[SelectedMemory], per_project: int = 3) -> list[Line]:
+    """Per project, the best check that passed of each kind (tests first), with the fix it
+    proved."""
     found: dict[tuple[str, str], Line] = {}
     for m in sorted(selected, key=lambda m: (m.source_updated_at, m.thread_id)):
         record = _record(m)
@@ -134,8 +160,15 @@ def tips(selected: list[SelectedMemory], per_project: int = 2) -> list[Line]:
         by_project.setdefault(project, []).append(line)
     out: list[Line] = []
     for lines in by_project.values():
-        lines.sort(key=lambda ln: (proves(ln.text.split("`")[1]), "after the fix" not in ln.text))
-        out += lines[:per_project]
+        # the best check of each kind (tests, build or lint, migration), a fix held first
+        lines.sort(key=lambda ln: (proves(ln.text.split("`")[1]), "after the fix" not in ln.text,
+                                   -len(ln.sources)))
+        kinds: set[int] = set()
+        for ln in lines:
+            kind = proves(ln.text.split("`")[1])
+            if kind not in kinds and len(kinds) < per_project:
+                kinds.add(kind)
+                out.append(ln)
     return sorted(out, key=lambda ln: ln.sources[-1], reverse=True)  # newest first
 
 
@@ -266,12 +299,13 @@ def size(lines: list[str]) -> int:
 
 
 def within(lines: list[str], budget: int) -> list[str]:
-    """`lines` with the merge's own lines left out from the end until they fit `budget`
-    bytes; a person's lines are never left out."""
+    """`lines` within `budget` bytes: the merge's own lines give way, the one said in the
+    fewest sessions first, the oldest of those first (lines are in the order they were
+    said); a person's lines are never left out."""
     out = list(lines)
     while size(out) > budget:
-        last = next((i for i in range(len(out) - 1, -1, -1) if generated(out[i])), None)
-        if last is None:
+        mine = [(len(_sources(x) or ()), i) for i, x in enumerate(out) if generated(x)]
+        if not mine:
             break
-        del out[last]
+        del out[min(mine)[1]]
     return out

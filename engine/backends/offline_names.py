@@ -57,22 +57,35 @@ def sentences(text: str) -> list[str]:
             if len(s.strip()) > 3 and not PASTED_MARK.fullmatch(s.strip())]
 
 
+# a greeting, alone in its sentence, in the languages memdeck's users write in
+_GREETING = re.compile(
+    r"^(hi|hello|hey|hiya|good (morning|afternoon|evening)|hola|buenas( tardes| noches)?|"
+    r"buenos d[ií]as|hallo|moin|servus|guten (morgen|tag|abend)|bonjour|salut|ciao|ol[aá]|oi|"
+    r"(xin )?chào( bạn| anh| chị| em| cả nhà)?|你好|您好|大家好|嗨|こんにちは|おはようございます|"
+    r"お疲れ様です|お疲れさまです|안녕하세요|안녕)([ ,]+[\w.-]+)?[\s.!,，。！~]*$", re.I)
+
+
 def _substantive(sentence: str) -> bool:
     """More than a greeting or an acknowledgement: two words, or four letters of a script
-    written without spaces."""
+    written without spaces, and not a greeting ("Hola.", "Chào bạn.", "안녕하세요")."""
+    if _GREETING.match(sentence.strip()):
+        return False
     return len(sentence.split()) >= 2 or sum(_script(c) == "other" for c in sentence) >= 4
 
 
 def headline(text: str, limit: int = TITLE_MAX) -> str:
-    """A text's first sentence, without its closing punctuation, cut near `limit`."""
-    first = sentences(text) or [text]
-    return cut(first[0].rstrip(_END_PUNCT), limit)
+    """A text's first sentence that says something (not a greeting), without its closing
+    punctuation, cut near `limit`."""
+    found = sentences(text) or [text]
+    first = next((s for s in found if _substantive(s)), found[0])
+    return cut(first.rstrip(_END_PUNCT), limit)
 
 
 def title_of(words: Sequence[UserWords]) -> str:
     """The first substantive sentence the user wrote, in their script, at most about 120
     characters; '' when the user wrote nothing."""
-    firsts = [s for w in words if w.text for s in sentences(w.text)[:1]]
+    firsts = [next((s for s in found if _substantive(s)), found[0])
+              for w in words if w.text and (found := sentences(w.text))]
     if not firsts:
         return ""
     first = next((s for s in firsts if _substantive(s)), firsts[0])
@@ -90,6 +103,33 @@ def cut(text: str, limit: int) -> str:
     if space > limit * 2 // 3:
         head = head[:space]
     return head.rstrip(_END_PUNCT) + "…"
+
+
+def cut_words(text: str, limit: int) -> str:
+    """The user's words on one line within `limit` characters, what they pasted left as
+    `[pasted: …]` marks: when too long, the start and the end, whole sentences where they
+    fit, with ` … ` between: the instruction that follows a paste is usually at the end."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    parts = [" ".join(s.split()) for s in sentences(text)]
+    keep = [False] * len(parts)
+    room = limit - 3
+    for k in [0, *range(len(parts) - 1, 0, -1)]:  # the first sentence, then from the end
+        if len(parts[k]) + 1 <= room:
+            keep[k] = True
+            room -= len(parts[k]) + 1
+        elif k:
+            break
+    if not any(keep):
+        return cut(flat, limit)
+    out: list[str] = []
+    for k, part in enumerate(parts):
+        if keep[k]:
+            out.append(part)
+        elif not out or out[-1] != "…":
+            out.append("…")
+    return " ".join(out)
 
 
 def transliterate(text: str) -> str:

@@ -33,9 +33,9 @@ from .offline_failures import (
     is_probe,
     remembered,
 )
-from .offline_names import cut, fallback_title, rollout_slug, sentences, title_of
+from .offline_names import cut, cut_words, fallback_title, rollout_slug, sentences, title_of
 from .offline_reasons import NOTHING_DURABLE, empty_reason
-from .offline_rules import standing_rule
+from .offline_rules import is_question, standing_rule
 from .offline_statements import DURABLE, NOT_DURABLE, project_name
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def _said(words: list[UserWords]) -> tuple[str, list[str], list[str]]:
     later = [cut(w.text, 300) for w in spoken[1:]
              if len(w.text.split()) >= 3 or len(w.text) >= 8 and not w.text.isascii()]
     pasted = [p.describe() for w in words if not NOT_DURABLE.search(w.text) for p in w.pasted]
-    asked = cut(spoken[0].text, 400) if spoken else ""
+    asked = cut_words(spoken[0].text, 400) if spoken else ""
     mentioned = list(dict.fromkeys(f for w in spoken for f in w.mentioned))
     if asked and mentioned:  # the Desktop app's file mentions: what "this file" refers to
         asked += f" (files the user mentioned: {', '.join(mentioned[:5])})"
@@ -102,6 +102,8 @@ def extract(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
         if NOT_DURABLE.search(text):
             continue
         for sentence in sentences(text):
+            if is_question(sentence):  # asked, not stated: neither a rule nor a fact
+                continue
             if standing_rule(sentence):  # a rule for later sessions (offline_rules.py)
                 if sentence not in facts["rule"]:
                     facts["rule"].append(sentence)

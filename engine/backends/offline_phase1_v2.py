@@ -35,9 +35,9 @@ from ..codex.user_words import words_of_message
 from ..personal_data import scrub_personal
 from ..phase1.input_v2 import CONTEXT, FINAL, HUMAN, tier_of
 from .offline_failures import OPEN, UNVERIFIED, FailureStory, failure_stories, is_probe, reason
-from .offline_names import headline, rollout_slug, sentences, word_count
+from .offline_names import cut_words, headline, rollout_slug, sentences, word_count
 from .offline_proof import proves
-from .offline_rules import standing_rule
+from .offline_rules import is_question, standing_rule
 from .offline_statements import DURABLE, NOT_DURABLE, project_name
 
 MAX_TASKS = 12
@@ -181,7 +181,7 @@ SUMMARY_BUDGET = 8_800  # bytes, leaving room for what redaction adds
 
 def _task_lines(n: int, task: Task, detail: Detail = DETAIL[0]) -> list[str]:
     out = [f"## Task {n}: {headline(task.request, 100)}", "",
-           f"- The user asked: \"{_quote(task.request, detail.quote)}\""]
+           f"- The user asked: \"{cut_words(task.request, detail.quote)}\""]
     for said in task.said:
         out.append(f"- The user then said: \"{_quote(said, detail.quote)}\"")
     out += [f"- The user pasted (evidence, not their words): {p.describe()}"
@@ -190,7 +190,7 @@ def _task_lines(n: int, task: Task, detail: Detail = DETAIL[0]) -> list[str]:
         out.append("- Files the user mentioned: " + ", ".join(f"`{f}`" for f in task.mentioned))
     stated = [s for text in [task.request, *task.said] for s in sentences(text)]
     rules = list(dict.fromkeys(s for s in stated if standing_rule(s)))
-    required = list(dict.fromkeys(s for s in stated if s not in rules
+    required = list(dict.fromkeys(s for s in stated if s not in rules and not is_question(s)
                                   and any(p.search(s) for _, p in DURABLE)))
     if rules:  # for every later session (offline_rules.py)
         out.append(f"{RULES_LINE} " + "; ".join(f"\"{_quote(s, 160)}\"" for s in rules))
@@ -230,8 +230,8 @@ def extract_v2(items: list[dict[str, Any]], cwd: str | None, branch: str | None,
     # what the session did: a change, or a command that is more than a look-up (`git log`,
     # `cat`, `rg`: the answer to a question, not work to remember)
     tool_use = any(t.files or any(not is_probe(r.command) for r in t.commands) for t in tasks)
-    stated = any(p.search(s) for t in tasks for text in [t.request, *t.said]
-                 for s in sentences(text) for _, p in DURABLE)
+    stated = any(p.search(s) and not is_question(s) for t in tasks
+                 for text in [t.request, *t.said] for s in sentences(text) for _, p in DURABLE)
     # a question answered from what the model knows or a look-up, with nothing the user
     # stated for later, is not a memory (the V1 extractor's rule too)
     if not tasks or (not tool_use and (words < 4 or not stated)):

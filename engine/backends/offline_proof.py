@@ -14,8 +14,10 @@ PROOF = (
                r"unittest|playwright test)\b"),
     re.compile(r"\b(?:(?:cargo|go|npm|pnpm|yarn|bun|dotnet|swift) (?:run )?build|make\b|"
                r"tsc|mypy|pyright|ruff|eslint|clippy|flake8|pylint|golangci-lint|"
-               r"cargo check|terraform (?:plan|validate)|gradle \w*build|\./gradlew \w*build|"
-               r"mvn \w*(?:package|install|verify))\b"),
+               r"cargo check|terraform\b[^|;&]*\b(?:plan|validate|fmt)|gradle \w*build|"
+               r"(?:\./)?gradlew \w*(?:build|check|lint)\w*|ktlint\w*|detekt|spotless\w*|"
+               r"mvn \w*(?:package|install|verify)|dotnet format|rubocop|golint|staticcheck|"
+               r"prettier --check|biome (?:check|lint)|shellcheck|hadolint)\b"),
     re.compile(r"\b(?:migrate|alembic|prisma|flyway|liquibase|pip install|npm (?:install|ci)|"
                r"uv (?:sync|pip)|poetry install|bundle install)\b"),
 )

@@ -13,13 +13,17 @@ DURABLE = [
         r"\b(never|don't|do not|must not|avoid)\b|不要|不许|不准|禁止|切勿|请勿"
         r"|(?<![区分类级性特告离识辨个差派鉴])别(?![的人处])"
         r"|しないで|ないでください|하지 ?마|말아 ?주|금지|절대"
-        r"|\b(đừng|không được|cấm)\b", re.I)),
+        r"|\b(đừng|không được|cấm)\b"
+        r"|\b(no (toques|uses|cambies|borres|hagas|subas)|nunca|jamás|nicht|nie|niemals|"
+        r"kein(e|en)?|ne (pas|jamais)|jamais)\b", re.I)),
     ("convention", re.compile(
         r"\b(always|we use|we're using|we are using|we pin|we run|prefer|instead of|"
         r"goes through|go through|must(?! have)|should(?! have))\b"
         r"|\b(our|we)\b[^.;]{0,40}\b(looks? like|follows?|are named|are written)\b"
         r"|一律|统一|总是|始终|必须|务必|以后|都用|只用|必ず|常に|いつも"
-        r"|항상|반드시|로만|\b(luôn|phải|chỉ|giữ nguyên|bắt buộc)\b", re.I)),
+        r"|항상|반드시|로만|\b(luôn|phải|chỉ|giữ nguyên|bắt buộc)\b"
+        r"|\b(siempre|debe|tiene que|usa|usamos|immer|muss|müssen|toujours|doit|utilise)\b",
+        re.I)),
     ("system", re.compile(r"\b(is called|are called|is named|lives (in|on|at)|runs on|"
                           r"the \w+ (cluster|server|database|environment|bucket|host) is)\b",
                           re.I)),

@@ -31,6 +31,7 @@ KIND_WORDS = {
     "csv": "CSV data", "json": "JSON", "terminal": "terminal output", "code": "code",
     "quote": "quoted text", "data": "a data record", "error": "an error message",
     "blob": "an encoded blob", "text": "a block of text", "sql": "SQL",
+    "form": "a filled-in form",
 }
 GIST = 160
 # where a block was taken out of the prose: `[pasted: a traceback]`, on a line of its own
@@ -41,6 +42,10 @@ _TRACE_START = re.compile(r"^\s*(Traceback \(most recent call last\):|Exception 
                           r"panic: |goroutine \d+ \[|Unhandled exception\.|thread '.+' panicked)")
 _FRAME = re.compile(r"^\s+(at |File \"|\.\.\. \d+ more|--- End of)|^\s{2,}\S|^\t|^Caused by:|"
                     r"^During handling of the above|^The above exception")
+# a Go panic's other lines: `[signal SIGSEGV: …]`, `goroutine 7 [running]:`, the function
+# lines at column 0 (`pkg/path.(*T).Method(0xc000…)`), `created by …`
+_GO_FRAME = re.compile(r"^(\[signal |goroutine \d+ \[|created by |"
+                       r"[\w.-]+(/[\w.@-]+)*\.(\(\*?[\w.]+\)\.)?[\w.]+\(.*\)$)")
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.$]*(Error|Exception|Exit|Interrupt|Warning|Failure)"
                         r"\b(:.*)?$")
 _DIFF_START = re.compile(r"^(diff --git |--- a/|\+\+\+ b/|@@ -\d+(,\d+)? \+\d+(,\d+)? @@|"
@@ -55,7 +60,8 @@ _STRONG_LOG = re.compile(
     r"^\s*(\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\[?\d\d:\d\d:\d\d[.,\]]|#\d+ (\[|\d+\.\d+ |DONE |"
     r"ERROR|CACHED|transferring |resolve |sha256:|exporting |naming |writing )|"
     r"(npm|yarn|pnpm) (ERR!|error|warn|WARN)\b|[EWIF]\d{4} \d\d:\d\d|"
-    r"={5,}.*={5,}$|Step \d+/\d+ : | ---> )")
+    r"={5,}.*={5,}$|Step \d+/\d+ : | ---> |"
+    r"\[[\w.-]+\] +(ALERT|ALARM|FIRING|RESOLVED|WARN(ING)?|ERROR|CRITICAL|INFO)\b)")
 _WEAK_LOG = re.compile(
     r"^\s*(\[?(ERROR|WARN(ING)?|INFO|DEBUG|TRACE|FATAL|CRITICAL)\]?[:\s]|(error|warning)"
     r"(\[\w+\])?: |-->\s+\S+:\d+|\d+ \| |FAILED |PASSED |(FAIL|ok|PASS)\s+\S+\s+[\d.]+s$|"
@@ -122,6 +128,12 @@ class Pasted:
         elif self.kind == "data":
             keys = [m.group("key").strip() for ln in lines if (m := _KEY_VALUE.match(ln))]
             line = "fields: " + ", ".join(dict.fromkeys(keys))
+        elif self.kind == "form":  # its title and the first line filled in
+            heads = [ln.strip("#* :") for ln in lines if _FORM_HEAD.match(ln)]
+            filled = [x for ln in lines if (x := re.sub(r"<!--.*?(-->|$)", "", ln).strip())]
+            first = next((ln for ln in filled if not _FORM_HEAD.match(ln)
+                          and not _FORM_ITEM.match(ln)), "")
+            line = f"{heads[0]}: {first}" if heads and first else (heads[0] if heads else "")
         elif self.kind == "sql":  # the tables it reads or writes, never its values
             tables = re.findall(r"(?i)\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+([A-Za-z_][\w.]*)",
                                 self.text)
@@ -208,7 +220,7 @@ def _traceback(lines: list[str], i: int) -> int:
         if not (_EXCEPTION.match(lines[i].strip()) and i + 1 < len(lines)
                 and re.match(r"^\s+at ", lines[i + 1])):
             return 0
-    j = _extend(lines, i, lambda ln: bool(_FRAME.match(ln)) or ln.startswith("goroutine "))
+    j = _extend(lines, i, lambda ln: bool(_FRAME.match(ln) or _GO_FRAME.match(ln)))
     if j < len(lines) and _EXCEPTION.match(lines[j].strip()):
         j += 1  # the exception line that ends a Python traceback
     return j
@@ -338,6 +350,43 @@ def _sql(lines: list[str], i: int) -> int:
     return j if j - i >= 2 else 0
 
 
+_FORM_HEAD = re.compile(r"^\s*(#{1,6} \S.*|\*\*[^*\n]{2,60}\*\*:?\s*)$")
+_FORM_ITEM = re.compile(r"^\s*([-*+] |\d+[.)] |>|\|)")
+_CHECKBOX = re.compile(r"^\s*[-*] \[[ xX]\] ")
+_TEMPLATE_HEADS = re.compile(
+    r"(?i)describe the bug|steps to reproduce|expected behaviou?r|actual behaviou?r|"
+    r"environment|checklist|type of change|how has this been tested|related issues?|"
+    r"additional context|screenshots|before you submit|motivation|summary of changes|"
+    r"bug report|feature request")
+
+
+def _form(lines: list[str], i: int) -> int:
+    """An issue or pull-request form pasted whole: headed sections (`### Bug report`,
+    `**Steps to reproduce**`), with a checklist or a form's usual headings. It runs on
+    across blank lines while the next line is a heading, a list item or a quote; the user's
+    own sentence after it ends it."""
+    if not _FORM_HEAD.match(lines[i]):
+        return 0
+    j, last = i + 1, i
+    while j < len(lines):
+        if lines[j].strip():
+            last = j
+            j += 1
+            continue
+        k = j
+        while k < len(lines) and not lines[k].strip():
+            k += 1
+        if k < len(lines) and (_FORM_HEAD.match(lines[k]) or _FORM_ITEM.match(lines[k])):
+            j = k
+            continue
+        break
+    block = lines[i:last + 1]
+    heads = [ln for ln in block if _FORM_HEAD.match(ln)]
+    formlike = any(_CHECKBOX.match(ln) for ln in block) or sum(
+        bool(_TEMPLATE_HEADS.search(h)) for h in heads) >= 2
+    return last + 1 if len(heads) >= 2 and formlike else 0
+
+
 def _blob(lines: list[str], i: int) -> int:
     """A long run of characters with no space: base64, a minified file, a token dump."""
     s = lines[i].strip()
@@ -345,7 +394,7 @@ def _blob(lines: list[str], i: int) -> int:
 
 
 _DETECTORS: tuple[tuple[str, Callable[[list[str], int], int]], ...] = (
-    ("traceback", _traceback), ("diff", _diff), ("table", _table), ("json", _json),
+    ("form", _form), ("traceback", _traceback), ("diff", _diff), ("table", _table), ("json", _json),
     ("terminal", _terminal), ("sql", _sql), ("log", _log), ("csv", _csv), ("code", _code),
     ("data", _data),
     ("quote", _quote), ("blob", _blob),
@@ -399,7 +448,13 @@ def split_pasted(text: str) -> tuple[str, list[Pasted]]:
                 break
         else:
             stripped = lines[i].strip()
-            if _EXCEPTION.match(stripped) and ":" in stripped and " " not in stripped.split(":")[0]:
+            if stripped and prose and PASTED_MARK.fullmatch(prose[-1]) and i + 1 < len(lines) \
+                    and any(found(lines, i + 1) > i + 1 for _, found in _DETECTORS):
+                # one line between two pasted blocks, with no break: part of the paste
+                last = pasted[-1]
+                pasted[-1] = Pasted(last.kind, f"{last.text}\n{lines[i]}", last.lang)
+            elif (_EXCEPTION.match(stripped) and ":" in stripped
+                  and " " not in stripped.split(":")[0]):
                 pasted.append(Pasted("error", stripped))  # a bare `RuntimeError: …` line
                 prose.append(_mark(pasted[-1]))
             else:
