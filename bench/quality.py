@@ -475,14 +475,19 @@ def main() -> None:
                     help="offline (default), or openai: the endpoint OPENAI_BASE_URL / "
                          "OPENAI_API_KEY or --base-url name, scored on the same gold")
     ap.add_argument("--base-url", help="memdeck.base_url for --backend openai")
-    ap.add_argument("--model", help="memdeck.model for --backend openai")
+    ap.add_argument("--model", help="memdeck.extract_model and memdeck.consolidation_model "
+                                    "for --backend openai")
     ap.add_argument("--api-key-env", help="memdeck.api_key_env for --backend openai")
+    ap.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                    help="any other memdeck setting for the run (memdeck.input_budget=6000)")
     args = ap.parse_args()
     corpus = args.corpus.resolve()
     gold = load_gold(corpus / "gold.json")
     settings = {f"memdeck.{k}": v for k, v in (("base_url", args.base_url),
-                                               ("model", args.model),
+                                               ("extract_model", args.model),
+                                               ("consolidation_model", args.model),
                                                ("api_key_env", args.api_key_env)) if v}
+    settings.update(kv.split("=", 1) for kv in args.set if "=" in kv)
     consolidation = _load_sibling("quality_consolidation")
     for version in (("v1", "v2") if args.version == "both" else (args.version,)):
         kept = run_corpus(version, corpus, args.backend, settings)

@@ -117,6 +117,31 @@ def test_the_refusal_costs_one_request_not_the_clients_retries(llm_server: LLMSe
     assert kinds(llm_server) == ["json_schema", "json_object"]
 
 
+def test_sessions_extracted_side_by_side_probe_the_schema_once(llm_server: LLMServer) -> None:
+    """Six workers start at once: one strict request finds out, the others wait for it and
+    go straight to JSON mode (a real run extracts sessions in parallel)."""
+    import threading
+
+    lock = threading.Lock()
+    inner = like_llama_cpp(*[json_reply(GOOD)] * 6)
+
+    def handle(body: dict[str, Any]) -> Reply:
+        with lock:  # the test server answers from several threads
+            return inner(body)
+    llm_server.handler = handle
+    b = backend(llm_server.url)
+    results: list[Any] = []
+    workers = [threading.Thread(target=lambda: results.append(ask(b).parsed))
+               for _ in range(6)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(30)
+    assert results == [GOOD] * 6
+    assert kinds(llm_server).count("json_schema") == 1
+    assert kinds(llm_server).count("json_object") == 6
+
+
 def test_the_setting_forces_a_mode(llm_server: LLMServer) -> None:
     llm_server.handler = like_llama_cpp(json_reply(GOOD))
     assert ask(backend(llm_server.url, "json_object")).parsed == GOOD

@@ -252,6 +252,7 @@ class OpenAIBackend:
         self._context: int | None = None  # the server's stated context length, asked once
         self._context_asked = False
         self._schema_taken = False  # the endpoint answered a strict-schema request
+        self._probe = threading.Lock()  # held while the first strict request is out
 
     @property
     def client(self) -> openai.OpenAI:
@@ -276,9 +277,18 @@ class OpenAIBackend:
         kw: dict[str, Any] = {"system": system, "user": user, "schema": schema,
                               "schema_name": schema_name, "parse": parse,
                               "reasoning_effort": reasoning_effort}
+        if self.cfg.output_mode != "auto" or self.output_mode != "json_schema" \
+                or self._schema_taken:
+            return extract_json(self.client, self.cfg, mode=self.output_mode, **kw)
+        # one strict request finds out, the sessions extracted beside it wait for the answer:
+        # switching to JSON mode costs one request per run, not one per worker
+        with self._probe:
+            if self.output_mode != "json_schema" or self._schema_taken:
+                return extract_json(self.client, self.cfg, mode=self.output_mode, **kw)
+            return self._probe_schema(kw)
+
+    def _probe_schema(self, kw: dict[str, Any]) -> ModelReply:
         mode = self.output_mode
-        if self.cfg.output_mode != "auto" or mode != "json_schema" or self._schema_taken:
-            return extract_json(self.client, self.cfg, mode=mode, **kw)
         try:  # the first strict request goes without retries: a refusal is not transient
             reply = extract_json(self.client.with_options(max_retries=0), self.cfg,
                                  mode=mode, **kw)
