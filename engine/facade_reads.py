@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .read_path.line_usage import CitingMessage, CitingSession, FileUsage
     from .read_path.preview import Preview
     from .read_path.said_remembered import SaidRemembered
+    from .read_path.scope_map import ScopedBlock
     from .read_path.trace import Trace
 
 
@@ -123,3 +124,19 @@ class ReadPathMethods(FacadeParts):
                                     parse_iso(s.started_at) or float(s.updated_at))
                     for s in self.index.sessions(refresh=True)]
         return preview(self.home, rollouts)
+
+    def scope_map(self) -> list[ScopedBlock]:
+        """Every block of the live memory with the projects it applies to and was taught in,
+        and why it leaks, if it does (read_path/scope_map.py). Only reads."""
+        from .read_path.scope_map import scope_map
+
+        root = self.home.memory_root
+        files: dict[str, str] = {}
+        if root.is_dir() and not root.is_symlink():
+            for p in sorted(root.rglob("*.md")):
+                rel = p.relative_to(root)
+                if p.is_file() and not any(part.startswith(".") for part in rel.parts) \
+                        and rel.parts[0] not in ("skills", "extensions", "memdeck"):
+                    files[rel.as_posix()] = p.read_text(encoding="utf-8", errors="replace")
+        projects = [s.cwd for s in self.index.sessions() if s.cwd]
+        return scope_map(files, projects)

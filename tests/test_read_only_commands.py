@@ -14,7 +14,8 @@ READ_ONLY = [["sessions"], ["sessions", "--json"], ["show", "01a23054"],
              ["show", "01a23054", "--json"], ["memories"], ["citations"], ["proposals"],
              ["backups"], ["history"], ["config", "get", "max_rollout_age_days"],
              ["config", "list"], ["preview"], ["preview", "--json"],
-             ["remembered", "01a23054"], ["remembered", "01a23054", "--json"]]
+             ["remembered", "01a23054"], ["remembered", "01a23054", "--json"], ["scope"],
+             ["scope", "--json"], ["scope", "--leaks"]]
 
 
 def every_path(root: Path) -> set[str]:

@@ -8,11 +8,11 @@ import argparse
 import sys
 from typing import Any
 
-from . import home, pipeline, preview, remembered, trace
+from . import home, pipeline, preview, remembered, scope, trace
 from .base import EXIT_OK, Parser, Run, common_options
 
 REGISTRARS = (home.register, pipeline.register, preview.register, trace.register,
-              remembered.register, home.register_last)
+              remembered.register, scope.register, home.register_last)
 
 
 def version_line() -> str:
