@@ -154,6 +154,7 @@ class Kept:
     problems: list[str] = field(default_factory=list)
     corpus: Path = CORPUS
     injected_truncated: int = 0  # tokens Codex would cut from memory_summary.md (the preview)
+    backend: str = "offline"
 
 
 def run_corpus(version: str = "v1", corpus: Path = CORPUS, backend: str = "offline",
@@ -193,7 +194,7 @@ def run_corpus(version: str = "v1", corpus: Path = CORPUS, backend: str = "offli
                     s.slug = row.rollout_slug
             files = _memory_files(eng.home.memory_root)
     _attach_files(sessions, files)
-    return Kept(version, sessions, files, problems, corpus, truncated)
+    return Kept(version, sessions, files, problems, corpus, truncated, backend)
 
 
 def _memory_files(root: Path) -> dict[str, str]:
@@ -365,7 +366,7 @@ def passes(rows: list[ShapeRow]) -> bool:
 def print_table(kept: Kept, scores: list[SessionScore], verbose: bool) -> list[ShapeRow]:
     rows = by_shape(scores)
     where = kept.corpus.relative_to(REPO) if kept.corpus.is_relative_to(REPO) else kept.corpus
-    print(f"quality of the offline memory ({kept.version}): {len(scores)} sessions of "
+    print(f"quality of the {kept.backend} memory ({kept.version}): {len(scores)} sessions of "
           f"{where}/")
     for p in kept.problems:
         print(f"  problem: {p}")

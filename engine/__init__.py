@@ -22,6 +22,7 @@ from .errors import ConfigError, HomeError, MemdeckError, NotFound, os_error_tex
 from .exports import LAZY as _LAZY
 from .facade_changes import MemoryFolderMethods
 from .facade_reads import ReadPathMethods
+from .facade_sync import SyncMethods
 from .index.extract_log import read_extract_log
 from .index.rollout_names import not_regular_warning
 from .index.session_index import RefreshStats, SessionIndex
@@ -72,6 +73,7 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
     from .phase1.forget import ForgetResult
     from .phase1.runner import ExtractReport, ExtractResult, Progress
     from .phase2.backend import Phase2Backend, Phase2Result
+    from .phase2.conflicts import Conflict
     from .phase2.hunks import Hunk
     from .phase2.notes import Note, NoteEffect
     from .phase2.proposals import AddedSecret, Proposal
@@ -94,6 +96,7 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
         SaidRemembered,
         Verdict,
     )
+    from .read_path.scope_map import ScopedBlock
     from .read_path.trace import (
         LineChange,
         Stage1Row,
@@ -104,6 +107,8 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
     )
     from .read_path.turn_match import TurnMatch
     from .redact import redact_stream
+    from .sync.push_pull import PushResult
+    from .sync.repo import Remote, SyncError
     from .watch import Listener, WatchActions, Watcher, WatchEvent
 
 __all__ = [
@@ -126,7 +131,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-class Engine(MemoryFolderMethods, ReadPathMethods):
+class Engine(SyncMethods, ReadPathMethods):
     """One Codex home. Build once, share across threads. The changes of the memory folder
     (facade_changes.py) and the read path (facade_reads.py) are its methods too."""
 

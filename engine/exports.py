@@ -51,4 +51,7 @@ LAZY: dict[str, str] = {
     "RawLine": ".read_path.said_remembered", "FedLines": ".read_path.fed_lines",
     "Purged": ".memory_folder.purge",
     "Verdict": ".read_path.said_remembered",
+    # scope and sharing (issue 26)
+    "ScopedBlock": ".read_path.scope_map", "Remote": ".sync.repo", "SyncError": ".sync.repo",
+    "PushResult": ".sync.push_pull", "Conflict": ".phase2.conflicts",
 }

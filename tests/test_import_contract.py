@@ -38,16 +38,16 @@ ENGINE, TUI = "memdeck.engine", "memdeck.tui"
 UI_LIBRARIES = ("textual", "rich")
 
 # the layers, lowest first; top-level modules of engine/ are placed by name below
-LAYERS = ["foundation", "codex", "index", "phase1", "phase2", "memory_folder", "read_path",
-          "backends", "top"]
+LAYERS = ["foundation", "codex", "index", "phase1", "phase2", "memory_folder", "sync",
+          "read_path", "backends", "top"]
 PACKAGE_LAYER = {"codex": "codex", "index": "index", "phase1": "phase1", "phase2": "phase2",
-                 "memory_folder": "memory_folder", "read_path": "read_path",
+                 "memory_folder": "memory_folder", "sync": "sync", "read_path": "read_path",
                  "backends": "backends", "demo": "top"}
 FOUNDATION = {"errors", "clock", "formatting", "store", "redact", "workers", "call_log",
               "atomic", "personal_data", "crash_points", "line_diff", "content_gate",
               "secret_rules"}
 TOP = {"__init__", "watch", "results", "settings_access", "exports", "facade_parts",
-       "facade_changes", "facade_reads"}  # the watcher; the facade and its parts
+       "facade_changes", "facade_reads", "facade_sync"}  # the watcher; the facade, its parts
 FACADE_INTERNALS = {"home", "store", "index"}  # public attributes of Engine, not for the TUI
 
 

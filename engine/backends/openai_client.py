@@ -237,6 +237,9 @@ def chat_with_tools(client: openai.OpenAI, cfg: BackendConfig, *,
                     turn.input_tokens, turn.output_tokens, turn.duration_ms, turn.model)
 
 
+PROBE_WAIT = 3.0  # seconds a session waits for the first strict request's answer
+
+
 class OpenAIBackend:
     """A config plus its lazily built client; share one across threads (the client is safe)."""
 
@@ -252,7 +255,8 @@ class OpenAIBackend:
         self._context: int | None = None  # the server's stated context length, asked once
         self._context_asked = False
         self._schema_taken = False  # the endpoint answered a strict-schema request
-        self._probe = threading.Lock()  # held while the first strict request is out
+        self._probing = False  # the first strict request is out (or was)
+        self._probed = threading.Event()  # … and has its answer
 
     @property
     def client(self) -> openai.OpenAI:
@@ -280,12 +284,22 @@ class OpenAIBackend:
         if self.cfg.output_mode != "auto" or self.output_mode != "json_schema" \
                 or self._schema_taken:
             return extract_json(self.client, self.cfg, mode=self.output_mode, **kw)
-        # one strict request finds out, the sessions extracted beside it wait for the answer:
-        # switching to JSON mode costs one request per run, not one per worker
-        with self._probe:
-            if self.output_mode != "json_schema" or self._schema_taken:
-                return extract_json(self.client, self.cfg, mode=self.output_mode, **kw)
+        # one strict request finds out; the sessions extracted beside it wait a moment for
+        # the answer (a refusal comes at once), so switching to JSON mode costs one request
+        # per run, not one per worker, and a slow endpoint that takes the schema is not
+        # made to serve them one by one
+        with self._lock:
+            first = not self._probing
+            self._probing = True
+        if not first:
+            self._probed.wait(PROBE_WAIT)
+            if self.output_mode == "json_schema" and not self._schema_taken:
+                return self._probe_schema(kw)  # still unknown: find out beside it
+            return extract_json(self.client, self.cfg, mode=self.output_mode, **kw)
+        try:
             return self._probe_schema(kw)
+        finally:
+            self._probed.set()
 
     def _probe_schema(self, kw: dict[str, Any]) -> ModelReply:
         mode = self.output_mode

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..codex.memory_layout import DIFF_FILE, threads_in_root
 from ..errors import HomeError, MemdeckError
+from ..phase2.conflicts import unresolved
 from ..phase2.hunks import apply_hunks, proposal_hunks
 from ..phase2.proposals import Proposal, get, root_state
 from ..phase2.workspace import validate_artifacts
@@ -51,22 +52,25 @@ class AcceptRows(RowStep):
     partial: bool  # some files or hunks: the proposal is `partial`, not `accepted`
     now: int
     selected: list[tuple[str, int]]
+    pulled: bool = False  # a pull's merge (sync/push_pull.py): no phase 2 ran here
 
     def to_json(self) -> dict[str, Any]:
         return {"proposal": self.proposal, "partial": self.partial, "now": self.now,
-                "selected": [list(s) for s in self.selected]}
+                "selected": [list(s) for s in self.selected], "pulled": self.pulled}
 
     @classmethod
     def from_json(cls, raw: dict[str, Any], paths: JournalPaths) -> AcceptRows:
         return cls(str(raw["proposal"]), bool(raw["partial"]), int(raw["now"]),
-                   [(str(t), int(s)) for t, s in raw["selected"]])
+                   [(str(t), int(s)) for t, s in raw["selected"]],
+                   bool(raw.get("pulled", False)))
 
     def write(self, change: Change, lease: Lease | None) -> None:
         if lease is None:
             with change.lease("finish an interrupted accept") as own:
                 self.write(change, own)
             return
-        lease.db.phase2_succeeded(lease.token, self.now, self.selected)
+        if not self.pulled:  # Codex's bookkeeping is of its own inputs, not of a pull
+            lease.db.phase2_succeeded(lease.token, self.now, self.selected)
         with change.writer.store.transaction() as c:
             c.execute("UPDATE proposals SET status = ?, decided_at = ? WHERE id = ?",
                       ("partial" if self.partial else "accepted", self.now, self.proposal))
@@ -162,6 +166,13 @@ def _accept(change: Change, pid: str, files: list[str] | None,
         for rel in picked:
             if rel not in changed:
                 raise AcceptRefused(f"{rel} is not changed by proposal {pid}")
+    pulled = p.backend.startswith("pull:")
+    if pulled:
+        left = unresolved(home, p.id)
+        if left:
+            raise AcceptRefused(f"proposal {p.id} has {left} unresolved conflict"
+                                f"{'s' if left > 1 else ''} with {p.backend[5:]}: resolve "
+                                f"them first (memdeck resolve {p.id} N ours|theirs|both)")
     chosen = changed if files is None else set(files)
     leaks = [s for s in p.secrets if s["path"] in chosen]
     if picked:
@@ -200,7 +211,8 @@ def _accept(change: Change, pid: str, files: list[str] | None,
             sw.discard()
             raise
         partial = files is not None
-        sw.commit(AcceptRows(p.id, partial, now, selected), origin="consolidation",
+        sw.commit(AcceptRows(p.id, partial, now, selected, pulled),
+                  origin="pull" if pulled else "consolidation",
                   gate=(f"proposal {p.id} adds", "reject it, or edit the raw memory and "
                         "consolidate again"),
                   message=f"accept proposal {p.id}" + (" (some files)" if partial else ""),

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Literal, TypeGuard, get_args
 
-Origin = Literal["codex", "consolidation", "user", "external", "restore", "start"]
+Origin = Literal["codex", "consolidation", "user", "external", "restore", "start", "pull"]
 ORIGINS: tuple[Origin, ...] = get_args(Origin)
 # what the app and the CLI call each origin (the trailer keeps the stored word)
 ORIGIN_LABEL: dict[Origin, str] = {"codex": "Codex", "consolidation": "consolidation",
                                    "user": "user", "external": "outside",
-                                   "restore": "restore", "start": "start"}
+                                   "restore": "restore", "start": "start",
+                                   "pull": "pull"}  # another machine's memory, merged
 
 
 def is_origin(text: str) -> TypeGuard[Origin]:

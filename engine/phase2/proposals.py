@@ -214,14 +214,21 @@ def _build(store: Store, backend: Phase2Backend, where: tuple[str, Path, Path, s
     p = Proposal(pid, now, "pending", backend.name, run.model, [m.thread_id for m in selected],
                  files, base, secrets, validate_artifacts(ws, version, live=root),
                  version=version)
+    return record(store, p, run.input_tokens, run.output_tokens, run.prompt_hash)
+
+
+def record(store: Store, p: Proposal, input_tokens: int = 0, output_tokens: int = 0,
+           prompt_hash: str | None = None) -> Proposal:
+    """Store a pending proposal whose folder is made (a consolidation's, or a pull's:
+    sync/pull.py)."""
     with store.transaction() as c:
         c.execute("INSERT INTO proposals (id, created_at, status, backend, model, threads, "
                   "files, base_state, secrets, problems, input_tokens, output_tokens, "
                   "prompt_hash, version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                   (p.id, p.created_at, p.status, p.backend, p.model, json.dumps(p.threads),
                    json.dumps(p.files), p.base_state, json.dumps(p.secrets),
-                   json.dumps(p.problems), run.input_tokens, run.output_tokens,
-                   run.prompt_hash, p.version))
+                   json.dumps(p.problems), input_tokens, output_tokens, prompt_hash,
+                   p.version))
     return p
 
 

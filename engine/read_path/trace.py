@@ -236,7 +236,7 @@ def _turn(rollout_path: str, query: str) -> tuple[TurnMatch, str]:
 
 # -- history ------------------------------------------------------------------------------
 TRACE_ORIGIN = {"consolidation": "accept", "external": "outside", "codex": "codex",
-                "start": "start", "restore": "restore"}
+                "start": "start", "restore": "restore", "pull": "pull"}
 
 
 def _trace_origin(stored: str, summary: str) -> str:
@@ -278,7 +278,7 @@ def last_change(gitdir: Path, path: str, current: Sequence[str], line: int) -> L
     label = {"accept": "accepted consolidation", "edit": "edited in memdeck",
              "note": "note", "outside": "changed outside memdeck", "codex": "Codex",
              "start": "as memdeck first found it", "restore": "restore",
-             "reset": "reset"}[origin]
+             "reset": "reset", "pull": "pulled from another machine"}[origin]
     person = origin in ("edit", "outside")
     return LineChange(sha, float(stamp) if stamp.strip().isdigit() else None, origin, label,
                       summary, person, "a person edited this line" if person else "")
