@@ -71,12 +71,13 @@ class SyncRepo:
     def write_tree(self, files: Mapping[str, bytes]) -> str:
         """A tree object of `files` (relative POSIX paths), subtrees made as needed."""
         dirs: dict[str, dict[str, tuple[str, str]]] = {"": {}}
+        blobs = self._blobs(files)
         for rel in sorted(files):
-            blob = self.git("hash-object", "-w", "--stdin", input=files[rel]).stdout
+            blob = blobs[rel]
             parts = rel.split("/")
             for i in range(1, len(parts)):
                 dirs.setdefault("/".join(parts[:i]), {})
-            dirs["/".join(parts[:-1])][parts[-1]] = ("100644 blob", blob.decode().strip())
+            dirs["/".join(parts[:-1])][parts[-1]] = ("100644 blob", blob)
         for d in sorted(dirs, key=lambda x: -x.count("/") if x else 1):
             if not d:
                 continue
@@ -87,19 +88,44 @@ class SyncRepo:
         entries = "".join(f"{m} {sha}\t{n}\n" for n, (m, sha) in sorted(dirs[""].items()))
         return self.git("mktree", input=entries.encode()).stdout.decode().strip()
 
+    def _blobs(self, files: Mapping[str, bytes]) -> dict[str, str]:
+        """Every file stored as a blob, in one `git hash-object` (path → its sha)."""
+        import tempfile
+
+        names = sorted(files)
+        if not names:
+            return {}
+        with tempfile.TemporaryDirectory(prefix="memdeck-blobs-") as d:
+            paths = []
+            for i, rel in enumerate(names):
+                p = Path(d) / str(i)
+                p.write_bytes(files[rel])
+                paths.append(str(p))
+            shas = self.git("hash-object", "-w", "--stdin-paths",
+                            input="\n".join(paths).encode() + b"\n").stdout.split()
+        return {rel: sha.decode() for rel, sha in zip(names, shas, strict=True)}
+
     def read_tree(self, rev: str | None) -> dict[str, bytes]:
+        """Every file of `rev`'s tree, read in one `git cat-file --batch`."""
         if rev is None:
             return {}
         listing = self.git("ls-tree", "-r", "-z", rev).stdout.split(b"\0")
-        out = {}
+        wanted: list[tuple[str, str]] = []
         for entry in listing:
-            if not entry:
-                continue
             meta, _, path = entry.partition(b"\t")
-            if meta.split()[1] != b"blob":
-                continue
-            sha = meta.split()[2].decode()
-            out[path.decode("utf-8", "replace")] = self.git("cat-file", "blob", sha).stdout
+            if entry and meta.split()[1] == b"blob":
+                wanted.append((path.decode("utf-8", "replace"), meta.split()[2].decode()))
+        if not wanted:
+            return {}
+        data = self.git("cat-file", "--batch",
+                        input="".join(f"{sha}\n" for _, sha in wanted).encode()).stdout
+        out: dict[str, bytes] = {}
+        at = 0
+        for path, _ in wanted:  # `<sha> blob <size>\n<bytes>\n`, in the order asked
+            eol = data.index(b"\n", at)
+            size = int(data[at:eol].split()[2])
+            out[path] = data[eol + 1:eol + 1 + size]
+            at = eol + 1 + size + 1
         return out
 
     def commit(self, tree: str, parents: list[str], message: str, when: float,
