@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 LEFT_OUT = ("raw_memories.md",)
 LEFT_OUT_DIRS = (".git", "memdeck", "extensions")
 _HEADER = re.compile(r"^(thread_id|rollout_path):[^\n]*\n", re.M)
-_FIELD = re.compile(r",?\s*\b(rollout_path|thread_id)=[^,;)\n]*")
+_FIELD = re.compile(r"[,;]?\s*\b(rollout_path|thread_id)=[^,;)\n]*")
 _GROUP = re.compile(r"(?m)^# Task Group:")
 
 
