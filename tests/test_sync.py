@@ -262,3 +262,32 @@ def test_a_remote_of_another_memory_version_says_which(tmp_path: Path) -> None:
     v2.remote_add("team", f"file://{repo}")
     with pytest.raises(SyncError, match="has memory v1, not v2"):
         v2.pull()
+
+
+# -- kill -9 during a pull's accept ---------------------------------------------------------
+@pytest.mark.parametrize("step", ["switch.staged", "switch.journaled", "switch.swapped",
+                                  "switch.rows", "switch.recorded"])
+def test_a_pull_accept_killed_at_any_step_is_old_or_new(tmp_path: Path, step: str) -> None:
+    from crash_run import KILLED, leftovers, run_memdeck
+
+    from memdeck.engine.phase2.proposals import root_state
+
+    _, a, b = shared_pair(tmp_path)
+    edit(a, "memory_summary.md", "## General Tips\n", "## General Tips\n- from A, later\n")
+    a.push()
+    p = b.pull("team")
+    assert p is not None
+    before = root_state(b.home.memory_root)
+    killed = run_memdeck(b.home.root, "accept", p.id, crash_at=step)
+    assert killed.returncode == KILLED, killed.stderr
+    nxt = run_memdeck(b.home.root, "sessions")  # any command finishes or undoes it
+    assert nxt.returncode == 0, nxt.stderr
+    done = "- from A, later" in memory(b, "memory_summary.md")
+    assert done == (step != "switch.staged"), (step, nxt.stderr)
+    if not done:
+        assert root_state(b.home.memory_root) == before
+        b.accept(p.id)  # the same pull, accepted again: nothing was lost
+    assert leftovers(b.home.root) == []
+    assert "- from A, later" in memory(b, "memory_summary.md")
+    assert b.push().merged_pulls == 1  # and B shares again, the pulled state its parent
+    assert b.pull("team") is None
