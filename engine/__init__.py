@@ -107,7 +107,7 @@ if TYPE_CHECKING:  # the lazily re-exported names below, for the type checker
     )
     from .read_path.turn_match import TurnMatch
     from .redact import redact_stream
-    from .sync.push_pull import PushResult
+    from .sync.push_pull import PushResult, SyncStatus
     from .sync.repo import Remote, SyncError
     from .watch import Listener, WatchActions, Watcher, WatchEvent
 

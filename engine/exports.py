@@ -54,4 +54,5 @@ LAZY: dict[str, str] = {
     # scope and sharing (issue 26)
     "ScopedBlock": ".read_path.scope_map", "Remote": ".sync.repo", "SyncError": ".sync.repo",
     "PushResult": ".sync.push_pull", "Conflict": ".phase2.conflicts",
+    "SyncStatus": ".sync.push_pull",
 }

@@ -10,7 +10,7 @@ from .facade_changes import MemoryFolderMethods
 if TYPE_CHECKING:
     from .phase2.conflicts import Conflict
     from .phase2.proposals import Proposal
-    from .sync.push_pull import PushResult
+    from .sync.push_pull import PushResult, SyncStatus
     from .sync.repo import Remote
 
 
@@ -65,3 +65,9 @@ class SyncMethods(MemoryFolderMethods):
         from .sync.push_pull import resolve_conflict
 
         return resolve_conflict(self.home, self.store, pid, n, take, lines)
+
+    def sync_status(self, remote: str) -> SyncStatus:
+        """How far this machine and `remote` are apart (it fetches: call from a worker)."""
+        from .sync.push_pull import status
+
+        return status(self.home, self.store, remote)

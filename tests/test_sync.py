@@ -291,3 +291,17 @@ def test_a_pull_accept_killed_at_any_step_is_old_or_new(tmp_path: Path, step: st
     assert "- from A, later" in memory(b, "memory_summary.md")
     assert b.push().merged_pulls == 1  # and B shares again, the pulled state its parent
     assert b.pull("team") is None
+
+
+def test_the_sync_status_says_how_far_apart_the_homes_are(tmp_path: Path) -> None:
+    _, a, b = shared_pair(tmp_path)
+    s = b.sync_status("team")
+    assert s.reachable and (s.ahead, s.behind) == (0, 0) and s.incoming == []
+    assert s.last_pull is not None
+    edit(a, "memory_summary.md", "## General Tips\n", "## General Tips\n- from A\n")
+    a.push()
+    s = b.sync_status("team")
+    assert s.behind == 1 and s.incoming == ["memory_summary.md"]
+    a.remote_add("gone", f"file://{tmp_path / 'missing.git'}")
+    gone = a.sync_status("gone")
+    assert not gone.reachable and "cannot be read" in gone.problem

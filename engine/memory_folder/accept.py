@@ -55,8 +55,11 @@ class AcceptRows(RowStep):
     pulled: bool = False  # a pull's merge (sync/push_pull.py): no phase 2 ran here
 
     def to_json(self) -> dict[str, Any]:
-        return {"proposal": self.proposal, "partial": self.partial, "now": self.now,
-                "selected": [list(s) for s in self.selected], "pulled": self.pulled}
+        out: dict[str, Any] = {"proposal": self.proposal, "partial": self.partial,
+                               "now": self.now, "selected": [list(s) for s in self.selected]}
+        if self.pulled:  # only then: a consolidation's journal is what earlier memdecks read
+            out["pulled"] = True
+        return out
 
     @classmethod
     def from_json(cls, raw: dict[str, Any], paths: JournalPaths) -> AcceptRows:

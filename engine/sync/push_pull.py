@@ -297,3 +297,53 @@ def drop_sync_ref(home: CodexHome, pid: str) -> None:
     if (repo.gitdir / "HEAD").is_file():
         repo.git("update-ref", "-d", f"{PULLS}{pid}", check=False)
 
+
+
+@dataclass(frozen=True)
+class SyncStatus:
+    """One remote as the Sync view shows it: how far apart this machine and the remote are,
+    when this machine last pushed and pulled, and what a pull would bring."""
+
+    remote: Remote
+    reachable: bool
+    problem: str  # why not, in one line; "" when reachable
+    ahead: int  # states pushed here since the remote's head (this machine's, not there yet)
+    behind: int  # remote states this machine has not taken
+    last_push: float | None
+    last_pull: float | None  # the newest accepted pull from this remote
+    incoming: list[str]  # files a pull would change (the remote's tree vs the live shared form)
+
+
+def status(home: CodexHome, store: Store, name: str) -> SyncStatus:
+    repo = sync_repo(home)
+    remote = repo.remote(name)
+    try:
+        theirs = fetch(repo, home, remote)
+        problem = ""
+    except SyncError as e:
+        theirs, problem = repo.rev(_tracking(home, remote)), str(e)
+    mine = repo.rev(f"refs/heads/{_branch(home, remote)}")
+    taken = [sha for _, sha in _accepted_pulls(repo, store, remote)]
+    known = [k for k in [mine, *taken] if k]  # what this machine has of the remote's
+    ahead = int(repo.out("rev-list", "--count", mine, *(["--not", theirs] if theirs else [])))\
+        if mine else 0
+    behind = 0
+    if theirs:
+        behind = min((int(repo.out("rev-list", "--count", f"{k}..{theirs}")) for k in known),
+                     default=int(repo.out("rev-list", "--count", theirs)))
+    last_push = float(repo.out("log", "-1", "--format=%ct", mine)) if mine else None
+    # an accepted pull not pushed yet, or the newest merge the pushes carried
+    pulled = [get(store, r[len(PULLS):]).created_at
+              for r, _ in _accepted_pulls(repo, store, remote)]
+    merged = repo.out("log", "-1", "--merges", "--format=%ct", mine) if mine else ""
+    pulled += [float(merged)] if merged else []
+    incoming: list[str] = []
+    if theirs and behind:
+        local = shared(read_root(home.memory_root))
+        if remote.scope:
+            local = scoped(local, remote.scope, remote.personal)
+        remote_files = repo.read_tree(theirs)
+        incoming = sorted(p for p in set(local) | set(remote_files)
+                          if local.get(p) != remote_files.get(p) and p in remote_files)
+    return SyncStatus(remote, not problem, problem, ahead, behind, last_push,
+                      max((t for t in pulled if t), default=None), incoming)

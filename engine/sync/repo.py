@@ -112,19 +112,19 @@ class SyncRepo:
         listing = self.git("ls-tree", "-r", "-z", rev).stdout.split(b"\0")
         wanted: list[tuple[str, str]] = []
         for entry in listing:
-            meta, _, path = entry.partition(b"\t")
+            meta, _, name = entry.partition(b"\t")
             if entry and meta.split()[1] == b"blob":
-                wanted.append((path.decode("utf-8", "replace"), meta.split()[2].decode()))
+                wanted.append((name.decode("utf-8", "replace"), meta.split()[2].decode()))
         if not wanted:
             return {}
         data = self.git("cat-file", "--batch",
                         input="".join(f"{sha}\n" for _, sha in wanted).encode()).stdout
         out: dict[str, bytes] = {}
         at = 0
-        for path, _ in wanted:  # `<sha> blob <size>\n<bytes>\n`, in the order asked
+        for rel, _ in wanted:  # `<sha> blob <size>\n<bytes>\n`, in the order asked
             eol = data.index(b"\n", at)
             size = int(data[at:eol].split()[2])
-            out[path] = data[eol + 1:eol + 1 + size]
+            out[rel] = data[eol + 1:eol + 1 + size]
             at = eol + 1 + size + 1
         return out
 

@@ -67,9 +67,9 @@ async def test_the_pending_proposal_with_its_inputs_files_and_hunks(demo_engine,
         assert "Inputs · 5 sessions" in inputs and "shop" in inputs
         assert "Upgrade Django to 5.1" in inputs and p.threads[0][:8] in inputs
         files = text(app, "#proposal-files")
-        assert "Files · 6 changed" in files and "M MEMORY.md" in files and "+36" in files
+        assert "Files · 6 changed" in files and "M MEMORY.md" in files and "+37" in files
         headers = [r for r in hunks.rows if r.kind == "hunk"]
-        assert headers[0].body.startswith("MEMORY.md  @@ -8,15 +8,25 @@")
+        assert headers[0].body.startswith("MEMORY.md  @@ -8,15 +8,26 @@")
         # nothing the demo's memory holds is deleted (its hand-written index lines stay, issue
         # 9); removed lines are drawn in test_a_forget_note_names_itself_on_its_hunk
         assert {r.kind for r in hunks.rows} >= {"add", "ctx", "meta"}
@@ -109,8 +109,8 @@ async def test_long_lines_wrap_whole_and_a_wrapped_header_follows_its_check_box(
         assert hunks.virtual_size.height == layout.height > len(hunks.rows)  # lines wrap
         lines = drawn(hunks)
         first = lines[0][hunks.GUTTER:].rstrip()
-        assert first.startswith("[x] MEMORY.md  @@ -8,15 +8,25 @@")
-        assert "+10 −0" not in first and "+10 −0" in lines[1]  # the header wraps at 40
+        assert first.startswith("[x] MEMORY.md  @@ -8,15 +8,26 @@")
+        assert "+11 −0" not in first and "+11 −0" in lines[1]  # the header wraps at 40
         flat = "".join(x[hunks.GUTTER:].rstrip() for x in lines).replace(" ", "")
         for row in hunks.rows:  # nothing cut: each line's text is drawn, in order
             assert (row.sign + row.body).replace(" ", "") in flat
@@ -278,13 +278,13 @@ async def test_a_secret_blocks_accept_and_is_highlighted(demo_engine, make_app) 
         await settle(app, pilot)
         hunks = app.query_one(HunkList)
         banner = text(app, "#review-banner")
-        assert "Acceptance blocked" in banner and "MEMORY.md:71" in banner
+        assert "Acceptance blocked" in banner and "MEMORY.md:72" in banner
         marked = [r for r in hunks.rows if r.secret and r.kind == "add"]
         assert {r.body.split("key ")[-1][:4] for r in marked} == {"ghp_"}
         assert "accept blocked" in text(app, "#review-status")
         await pilot.press("a")
         await settle(app, pilot)
-        assert any("Accept blocked: MEMORY.md line 71 adds a secret" in n for n in notes(app))
+        assert any("Accept blocked: MEMORY.md line 72 adds a secret" in n for n in notes(app))
         await pilot.press("A")
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmScreen)  # not even asked

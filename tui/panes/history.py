@@ -30,6 +30,7 @@ class HistoryPane(Pane):
     TITLE = "History"
     BINDINGS = [
         Binding("r", "restore", "Restore this state", id="history.restore"),
+        Binding("s", "sync", "Sync", id="history.sync"),
         Binding("escape", "back", "Commits", id="history.back", show=False),
         Binding("R", "reload", "Reload", id="history.reload", show=False),
     ]
@@ -37,6 +38,8 @@ class HistoryPane(Pane):
         ("Restore this state", "Make the memory folder what it was at the selected commit "
          "(as a new commit)", "restore"),
         ("Reload history", "Read the history repository again", "reload"),
+        ("Sync with git remotes", "Push the memory to a remote, or pull one into Review",
+         "sync"),
     ]
 
     @dataclass
@@ -174,6 +177,11 @@ class HistoryPane(Pane):
         if action == "restore":
             return bool(self.entries)
         return True
+
+    def action_sync(self) -> None:
+        from ..widgets.history.sync_screen import SyncScreen
+
+        self.app.push_screen(SyncScreen())
 
     def action_restore(self) -> None:
         e = self.query_one(CommitList).current

@@ -46,6 +46,7 @@ class ReviewPane(Pane):
         Binding("a", "accept", "Accept selected", id="review.accept"),
         Binding("A", "accept_all", "Accept all", id="review.accept_all"),
         Binding("r", "reject", "Reject", id="review.reject"),
+        Binding("c", "conflicts", "Conflicts", id="review.conflicts"),
     ]
     COMMANDS = [
         ("Toggle this hunk", "Select or unselect the hunk under the cursor", "toggle"),
@@ -54,6 +55,8 @@ class ReviewPane(Pane):
          "accept_all"),
         ("Reject the proposal", "Discard the pending proposal, with an optional reason",
          "reject"),
+        ("Resolve a pull's conflicts", "The lines this machine and the remote both changed",
+         "conflicts"),
     ]
 
     @dataclass
@@ -210,7 +213,20 @@ class ReviewPane(Pane):
             status.update(text)
 
     # -- actions --------------------------------------------------------------------------
+    def _conflicts(self) -> int:
+        p = self.proposal
+        return 0 if p is None else sum(1 for x in p.problems if x.startswith("conflict: "))
+
+    def action_conflicts(self) -> None:
+        p = self.proposal
+        if p is not None and self._conflicts():
+            from ..widgets.review.conflict_screen import ConflictScreen
+
+            self.app.push_screen(ConflictScreen(p.id, p.backend.removeprefix("pull:")))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "conflicts":
+            return bool(self._conflicts()) and not self.busy
         if action in ("toggle", "accept", "accept_all", "reject"):
             if self.proposal is None:
                 return False
