@@ -305,3 +305,30 @@ def test_the_sync_status_says_how_far_apart_the_homes_are(tmp_path: Path) -> Non
     a.remote_add("gone", f"file://{tmp_path / 'missing.git'}")
     gone = a.sync_status("gone")
     assert not gone.reachable and "cannot be read" in gone.problem
+
+
+def test_hostile_remote_input_gets_one_line_and_changes_nothing(tmp_path: Path) -> None:
+    a = a_home(tmp_path)
+    with pytest.raises(SyncError, match="is not a remote name"):
+        a.remote_add("../../etc", "file:///x")
+    a.remote_add("tok", "https://user:s3cretTOKEN@127.0.0.1:9/none.git")
+    with pytest.raises(SyncError) as e:
+        a.push("tok")
+    assert "s3cretTOKEN" not in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(SyncError, match="already exists"):
+        a.remote_add("tok", "file:///y")
+
+
+def test_a_damaged_conflicts_file_is_one_line(tmp_path: Path) -> None:
+    from memdeck.engine import MemdeckError
+
+    _, a, b = shared_pair(tmp_path)
+    edit(a, "MEMORY.md", "# Task Group: shop", "# Task Group: shop, A")
+    a.push()
+    edit(b, "MEMORY.md", "# Task Group: shop", "# Task Group: shop, B")
+    p = b.pull("team")
+    assert p is not None
+    (b.home.proposals_dir / p.id / "conflicts.json").write_text("[{\"path\": trunc")
+    with pytest.raises(MemdeckError, match="conflicts.json is damaged"):
+        b.accept(p.id)
+    assert "shop, B" in memory(b)  # nothing lost

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codex.home import CodexHome
+from ..errors import HomeError
 
 CONFLICTS = "conflicts.json"
 
@@ -35,7 +36,11 @@ def conflicts(home: CodexHome, pid: str) -> list[Conflict]:
     path = home.proposals_dir / pid / CONFLICTS
     if not path.is_file():
         return []
-    return [Conflict.from_json(x) for x in json.loads(path.read_text(encoding="utf-8"))]
+    try:
+        return [Conflict.from_json(x) for x in json.loads(path.read_text(encoding="utf-8"))]
+    except (ValueError, KeyError, TypeError, OSError) as e:
+        raise HomeError(f"{path} is damaged ({type(e).__name__}); reject proposal {pid} and "
+                        "pull again") from None
 
 
 def save_conflicts(home: CodexHome, pid: str, found: list[Conflict]) -> None:

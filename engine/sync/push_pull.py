@@ -78,7 +78,7 @@ def fetch(repo: SyncRepo, home: CodexHome, remote: Remote) -> str | None:
             return None
         from .repo import _git_line
 
-        raise SyncError(f"remote {remote.name} ({remote.url}) cannot be read: "
+        raise SyncError(f"remote {remote.name} ({remote.shown}) cannot be read: "
                         f"{_git_line(r.stderr)}; nothing changed here, run it again later")
     return repo.rev(_tracking(home, remote))
 
@@ -161,7 +161,7 @@ def push(home: CodexHome, store: Store, clock: Clock, name: str | None) -> PushR
         if "rejected" in why or "non-fast-forward" in why or "fetch first" in why:
             raise SyncError(f"remote {remote.name} moved on while pushing: run memdeck pull "
                             f"{remote.name} and push again; nothing was lost here")
-        raise SyncError(f"remote {remote.name} ({remote.url}) did not take the push: {why}; "
+        raise SyncError(f"remote {remote.name} ({remote.shown}) did not take the push: {why}; "
                         "nothing was lost here, push again later")
     repo.git("update-ref", _tracking(home, remote), mine)
     for ref, _ in pulled:

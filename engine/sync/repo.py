@@ -36,6 +36,11 @@ class Remote:
     scope: str | None  # a project: only its blocks travel (sync/shared.py `scoped`)
     personal: bool  # User Profile and preferences travel to a scoped remote too
 
+    @property
+    def shown(self) -> str:
+        """The URL without a `user:token@` in it: what memdeck prints."""
+        return re.sub(r"://[^/@\s]+@", "://", self.url)
+
 
 def _quiet_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

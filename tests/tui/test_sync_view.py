@@ -71,7 +71,7 @@ async def test_a_conflict_is_resolved_in_the_app_and_the_pull_accepted(
     app = make_app(b, initial="review")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("c")
+        await pilot.press("C")
         await settle(app, pilot)
         screen = app.screen
         assert isinstance(screen, ConflictScreen)

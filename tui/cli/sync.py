@@ -42,7 +42,7 @@ def cmd_remote(ctx: Context) -> int:
     eng = ctx.engine
     if ctx.args.action == "add":
         r = eng.remote_add(ctx.args.name, ctx.args.url, ctx.args.scope, ctx.args.personal)
-        print(f"added remote {r.name} ({r.url})" + (f", project {r.scope}" if r.scope else ""))
+        print(f"added remote {r.name} ({r.shown})" + (f", project {r.scope}" if r.scope else ""))
         return 0
     if ctx.args.action == "remove":
         eng.remote_remove(ctx.args.name)
@@ -50,12 +50,12 @@ def cmd_remote(ctx: Context) -> int:
         return 0
     remotes = eng.remotes()
     if ctx.json:
-        print_json([{"name": r.name, "url": r.url, "scope": r.scope, "personal": r.personal}
+        print_json([{"name": r.name, "url": r.shown, "scope": r.scope, "personal": r.personal}
                     for r in remotes])
     elif not remotes:
         print("no remotes: memdeck remote add NAME URL")
     for r in remotes if not ctx.json else ():
-        print(f"{r.name}\t{r.url}" + (f"\tproject {r.scope}" if r.scope else ""))
+        print(f"{r.name}\t{r.shown}" + (f"\tproject {r.scope}" if r.scope else ""))
     return 0
 
 

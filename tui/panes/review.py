@@ -46,7 +46,7 @@ class ReviewPane(Pane):
         Binding("a", "accept", "Accept selected", id="review.accept"),
         Binding("A", "accept_all", "Accept all", id="review.accept_all"),
         Binding("r", "reject", "Reject", id="review.reject"),
-        Binding("c", "conflicts", "Conflicts", id="review.conflicts"),
+        Binding("C", "conflicts", "Conflicts", id="review.conflicts"),
     ]
     COMMANDS = [
         ("Toggle this hunk", "Select or unselect the hunk under the cursor", "toggle"),

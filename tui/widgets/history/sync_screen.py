@@ -103,7 +103,7 @@ class SyncScreen(Screen[None]):
 
     @staticmethod
     def _line(s: Any) -> Content:
-        where = s.remote.url + (f"  (project {s.remote.scope})" if s.remote.scope else "")
+        where = s.remote.shown + (f"  (project {s.remote.scope})" if s.remote.scope else "")
         if not s.reachable:
             state: tuple[str, str] = ("cannot be reached", "$error")
         elif s.behind:
@@ -122,7 +122,7 @@ class SyncScreen(Screen[None]):
             self._show(s)
 
     def _show(self, s: Any) -> None:
-        lines = [f"remote {s.remote.name}: {s.remote.url}"]
+        lines = [f"remote {s.remote.name}: {s.remote.shown}"]
         if s.remote.scope:
             lines.append(f"only project {s.remote.scope}'s memory goes there"
                          + (" (with profile and preferences)" if s.remote.personal else ""))
@@ -189,7 +189,7 @@ class SyncScreen(Screen[None]):
         conflicts = sum(1 for x in p.problems if x.startswith("conflict"))
         self.post_message(self.Done(
             f"proposal {p.id} from {name}: {len(p.files)} files to review in Review"
-            + (f", {conflicts} conflict{'s' if conflicts > 1 else ''} to resolve (c)"
+            + (f", {conflicts} conflict{'s' if conflicts > 1 else ''} to resolve (C in Review)"
                if conflicts else ""), "warning" if conflicts else "information"))
         self.app.post_message(MemoryChanged("pull"))
 

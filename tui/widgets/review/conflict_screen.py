@@ -1,8 +1,9 @@
-"""A pull's conflicts (issue 26, item 5), opened from Review with `c`: the regions this
-machine and the remote both changed, one at a time, both sides side by side with the base
-they started from; `o` keeps this machine's lines, `t` takes the remote's, `b` both (this
-machine's first). Nothing is written into the memory folder here: the proposal's workspace
-changes, and the accept (refused until no conflict is left) does the rest."""
+"""A pull's conflicts (issue 26, item 5), opened from Review with `C` (`c` stays the app's
+extract+consolidate): the regions this machine and the remote both changed, one at a time,
+both sides side by side with the base they started from; `o` keeps this machine's lines, `t`
+takes the remote's, `b` both (this machine's first). Nothing is written into the memory
+folder here: the proposal's workspace changes, and the accept (refused until no conflict is
+left) does the rest."""
 
 from __future__ import annotations
 
