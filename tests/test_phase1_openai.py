@@ -130,7 +130,14 @@ def test_ctrl_c_stops_at_once_and_the_next_run_takes_the_sessions_back(
     llm_server.handler = lambda body: slow_reply(900)
     import os
 
-    proc = subprocess.Popen([sys.executable, "-m", "memdeck.tui.cli", "extract", "--home",
+    # Ctrl-C in a terminal: SIGINT is live in the child even when this suite was started in
+    # the background of a shell, which starts its jobs with SIGINT ignored (and Python keeps
+    # an ignored SIGINT ignored: that run's memdeck rightly went on after the signal)
+    as_in_a_terminal = ("import runpy, signal, sys; "
+                        "signal.signal(signal.SIGINT, signal.default_int_handler); "
+                        "sys.argv = ['memdeck', *sys.argv[1:]]; "
+                        "runpy.run_module('memdeck.tui.cli', run_name='__main__')")
+    proc = subprocess.Popen([sys.executable, "-c", as_in_a_terminal, "extract", "--home",
                              str(demo)], env={**os.environ, "PYTHONFAULTHANDLER": "1"},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120

@@ -15,7 +15,7 @@ memory_summary.md"): merged, not regenerated.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -285,6 +285,14 @@ def merge_memory(text: str, selected: list[SelectedMemory], present: set[str],
 def merge_parsed(preamble: list[str], groups: list[Group], selected: list[SelectedMemory],
                  present: set[str], notes: Folding | None = None) -> str:
     """`merge_memory` on a MEMORY.md already parsed (the groups are changed in place)."""
+    preamble, groups = merge_groups(preamble, groups, selected, present, notes)
+    return "".join(f"{line}\n" for line in rendered(preamble, groups))
+
+
+def merge_groups(preamble: list[str], groups: list[Group], selected: list[SelectedMemory],
+                 present: set[str], notes: Folding | None = None
+                 ) -> tuple[list[str], list[Group]]:
+    """The merge on parsed groups (changed in place): the preamble and groups to render."""
     for g in groups:
         _forget(g, present)
     groups = _non_empty(groups)
@@ -292,12 +300,32 @@ def merge_parsed(preamble: list[str], groups: list[Group], selected: list[Select
     if notes is not None and notes.any:
         preamble = _fold_notes(preamble, groups, notes)
         groups = _non_empty(groups)
-    out = list(preamble)
+    return preamble, groups
+
+
+def rendered(preamble: list[str], groups: list[Group]) -> Iterator[str]:
+    """MEMORY.md's lines, one at a time (a big file is written as it is rendered, never
+    joined whole), without trailing blank lines or trailing spaces on its last line."""
+    pending: str | None = None  # the last line with text, written once the next one comes
+    blank: list[str] = []  # blank lines after it, written only if a line with text follows
+    for line in _lines(preamble, groups):
+        if not line.strip():
+            blank.append(line)
+            continue
+        if pending is not None:
+            yield pending
+        yield from blank
+        blank.clear()
+        pending = line
+    yield "" if pending is None else pending.rstrip()
+
+
+def _lines(preamble: list[str], groups: list[Group]) -> Iterator[str]:
+    yield from preamble
     for g in groups:
-        out += g.head
+        yield from g.head
         for t in g.tasks:
-            out += t.lines
+            yield from t.lines
         for name in BLOCKS:
             lines = [x for x in g.blocks.get(name, []) if x.strip()]
-            out += [name, *(lines or ["- none recorded"]), ""]
-    return "\n".join(out).rstrip() + "\n"
+            yield from (name, *(lines or ["- none recorded"]), "")

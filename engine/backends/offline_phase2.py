@@ -19,7 +19,15 @@ from pathlib import Path
 from ..codex.memory_layout import SelectedMemory
 from ..phase2.backend import Phase2Result
 from ..phase2.notes import pending_notes, replaced_notes
-from .offline_memory_md import BLOCKS, Group, Task, merge_memory, merge_parsed, parse_memory
+from .offline_memory_md import (
+    BLOCKS,
+    Group,
+    Task,
+    merge_groups,
+    merge_memory,
+    parse_memory,
+    rendered,
+)
 from .offline_notes import Folding
 from .offline_phase1 import MODEL_NAME
 from .offline_summary import SUMMARY_SECTIONS, memory_topics, merge_summary
@@ -57,12 +65,15 @@ class OfflinePhase2:
         cited = {s for g in groups for t in g.tasks for s in t.stems}
         new = {f"rollout_summaries/{m.file_stem}.md" for m in selected
                if m.file_stem not in cited}
-        memory = merge_parsed(preamble, groups, selected, present, notes)
+        preamble, groups = merge_groups(preamble, groups, selected, present, notes)
+        with open(memory_md, "w", encoding="utf-8") as f:  # the workspace's copy
+            f.writelines(f"{line}\n" for line in rendered(preamble, groups))
+        kept = memory_topics(groups)
         del preamble, groups
-        memory_md.write_text(memory, encoding="utf-8")
-        summary.write_text(merge_summary(_read(summary) or "v1\n", memory, now, notes=notes,
-                                         previous_topics=topics, selected=selected, new=new),
-                     encoding="utf-8")
+        summary.write_text(merge_summary(_read(summary) or "v1\n", "", now, notes=notes,
+                                         previous_topics=topics, selected=selected, new=new,
+                                         topics=kept),
+                           encoding="utf-8")
         return Phase2Result(MODEL_NAME, notes=notes.effects())
 
 

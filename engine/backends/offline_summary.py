@@ -219,13 +219,12 @@ def memory_topics(groups: list[Group]) -> list[_Topic]:
                    g.cwd or g.title, t.day) for g in groups for t in g.tasks]
 
 
-def _index_v1(lines: list[str], memory_md: str, previous: list[_Topic],
+def _index_v1(lines: list[str], kept: list[_Topic], previous: list[_Topic],
               day: str, budget: int | None = None) -> list[str]:
     """The index of MEMORY.md's tasks; within `budget` bytes when given, the oldest days'
     entries left out first (whole days, never a line in part), and counted in the older
     topics' line (the tasks stay in MEMORY.md, which the agent searches)."""
     blocks = _parse_index(lines)
-    kept = _topics(memory_md)
     kept_marks = {m for tp in kept for m in tp.marks}
     gone = [tp for tp in previous if tp.marks and not (tp.marks & kept_marks)]
 
@@ -367,12 +366,15 @@ def merge_summary(text: str, memory_md: str, now: float, previous_memory: str | 
                   notes: Folding | None = None,
                   previous_topics: list[_Topic] | None = None,
                   selected: list[SelectedMemory] | None = None,
-                  new: set[str] | None = None) -> str:
+                  new: set[str] | None = None,
+                  topics: list[_Topic] | None = None) -> str:
     """The v1 memory_summary.md beside `memory_md` (the merged MEMORY.md; `previous_memory`
     the one before the merge, to tell which tasks were forgotten, or its `memory_topics`
     taken before the merge, so that a big file is not held twice). With `selected`, the
     profile, preferences and tips are merged from the sessions (offline_digest.py; `new`: the
-    summaries this merge takes in), each within its share of what Codex injects."""
+    summaries this merge takes in), each within its share of what Codex injects. `topics`:
+    the merged MEMORY.md's `memory_topics`, in place of its text (a big file is not parsed
+    again)."""
     doc = parse_summary(text)
     sections = {h: doc.kept(h) for h in SUMMARY_SECTIONS}
     if selected is not None:  # what holds across sessions (offline_digest.py)
@@ -389,6 +391,7 @@ def merge_summary(text: str, memory_md: str, now: float, previous_memory: str | 
     filled = {h: placeholder(sections[h]) for h in SUMMARY_SECTIONS}
     previous = previous_topics if previous_topics is not None else _topics(previous_memory or "")
     rest = _size(render_summary(doc, {**filled, INDEX: []}).splitlines())
-    filled[INDEX] = _index_v1(doc.body.get(INDEX, []), memory_md, previous, day,
+    kept = topics if topics is not None else _topics(memory_md)
+    filled[INDEX] = _index_v1(doc.body.get(INDEX, []), kept, previous, day,
                               budget=max(0, INJECTED_BYTES - rest))
     return render_summary(doc, filled)
