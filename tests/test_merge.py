@@ -333,3 +333,60 @@ def test_the_v1_summary_stays_within_what_codex_injects_cutting_the_oldest_days(
     # a small memory is not cut
     small = merge_summary(summary, _many_tasks(5), 1_790_000_000)
     assert "older tasks are in MEMORY.md only" not in small and small.count("- fix checkout") == 5
+
+
+def _cut_one_day_at_a_time(blocks, budget):
+    """The index's cut as first written (one cut, one render: quadratic), the reference the
+    halving search must agree with."""
+    from memdeck.engine.backends.offline_summary import (
+        OLDER,
+        _entries,
+        _render_index_v1,
+        _size,
+    )
+
+    lines_out, dropped = _render_index_v1(blocks), 0
+    while _size(lines_out) > budget:
+        oldest = min(((h, b) for b in blocks if b.head not in (None, OLDER) for h, _ in b.days),
+                     key=lambda hb: hb[0], default=None)
+        if oldest is None:
+            break
+        head, block = oldest
+        days = sum(len(b.days) for b in blocks if b.head not in (None, OLDER))
+        for k, (h, xs) in enumerate(block.days):
+            if h == head:
+                entries = _entries(xs)
+                rest = entries[1:] if days == 1 else []
+                dropped += len(entries) - len(rest)
+                block.days[k] = (h, [x for e in rest for x in e])
+                if not rest:
+                    del block.days[k]
+                break
+        lines_out = _render_index_v1(blocks, dropped)
+    return lines_out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_index_cut_is_the_fewest_oldest_days_as_one_at_a_time_found(seed: int) -> None:
+    """Thousands of scopes made the one-cut-per-render loop take minutes (a 5 MB MEMORY.md:
+    47 s); the halving search must leave out exactly what it did, ties and the last day's
+    entries included."""
+    import copy
+    import random
+
+    from memdeck.engine.backends.offline_summary import OLDER, _Block, _within_budget
+
+    rnd = random.Random(seed)
+    blocks = [_Block(None, ["Intro written by hand"])]
+    for s in range(rnd.randint(1, 12)):
+        days = sorted({f"#### 2026-{rnd.randint(1, 3):02d}-{rnd.randint(1, 28):02d}"
+                       for _ in range(rnd.randint(1, 4))}, reverse=True)
+        blocks.append(_Block(f"### scope {s}", [], [
+            (d, [x for k in range(rnd.randint(1, 5))
+                 for x in (f"- task {s}.{d[-5:]}.{k}: " + "word " * rnd.randint(1, 12),
+                           *(["  more under it"] if rnd.random() < 0.2 else []))])
+            for d in days]))
+    blocks.append(_Block(OLDER, ["- an older line"]))
+    budget = rnd.randint(40, 2000)
+    assert _within_budget(copy.deepcopy(blocks), budget) == \
+        _cut_one_day_at_a_time(copy.deepcopy(blocks), budget)

@@ -245,26 +245,52 @@ def _index_v1(lines: list[str], kept: list[_Topic], previous: list[_Topic],
         if not every.has(tp):
             entry = f"- {tp.title}: {', '.join(tp.keywords)}"
             placing.place(f"### {tp.scope}", f"#### {tp.day or day}", entry)
+    return _within_budget(blocks, budget)
+
+
+def _within_budget(blocks: list[_Block], budget: int | None) -> list[str]:
+    """The rendered index, its oldest days left out until it fits: whole days (the oldest
+    first, the first block's on a tie), then, of the last day left, its first entries. The
+    fewest such cuts that fit are found by halving, each try one render (one cut per render
+    was quadratic: thousands of scopes took minutes)."""
     lines_out = _render_index_v1(blocks)
-    dropped = 0
-    while budget is not None and _size(lines_out) > budget:
-        oldest = min(((h, b) for b in blocks if b.head not in (None, OLDER) for h, _ in b.days),
-                     key=lambda hb: hb[0], default=None)
-        if oldest is None:
-            break  # nothing left to cut but what a person wrote outside the days
-        head, block = oldest
-        days = sum(len(b.days) for b in blocks if b.head not in (None, OLDER))
-        for k, (h, xs) in enumerate(block.days):
-            if h == head:  # the whole day; of the last day left, its first entries
-                entries = _entries(xs)
-                rest = entries[1:] if days == 1 else []
-                dropped += len(entries) - len(rest)
-                block.days[k] = (h, [x for e in rest for x in e])
-                if not rest:
-                    del block.days[k]
-                break
-        lines_out = _render_index_v1(blocks, dropped)
-    return lines_out
+    if budget is None or _size(lines_out) <= budget:
+        return lines_out
+    days = sorted(((h, bi, di) for bi, b in enumerate(blocks) if b.head not in (None, OLDER)
+                   for di, (h, _) in enumerate(b.days)), key=lambda d: d[0])
+    if not days:
+        return lines_out  # nothing to cut but what a person wrote outside the days
+    *whole, (_, last_b, last_d) = days
+    last = _entries(blocks[last_b].days[last_d][1])
+    cuts = len(whole) + len(last)  # each whole day, then each entry of the last day
+
+    def cut(n: int) -> list[str]:
+        gone = {(bi, di) for _, bi, di in whole[:n]}
+        dropped = sum(len(_entries(blocks[bi].days[di][1])) for bi, di in gone)
+        rest = last[max(0, n - len(whole)):]
+        dropped += len(last) - len(rest)
+        view = []
+        for bi, b in enumerate(blocks):
+            kept = []
+            for di, (h, xs) in enumerate(b.days):
+                if (bi, di) == (last_b, last_d):
+                    xs = [x for e in rest for x in e]
+                    if not xs:
+                        continue
+                elif (bi, di) in gone:
+                    continue
+                kept.append((h, xs))
+            view.append(_Block(b.head, b.lines, kept))
+        return _render_index_v1(view, dropped)
+
+    low, high = 1, cuts  # the index with `high` cuts fits, or nothing more can be cut
+    while low < high:
+        mid = (low + high) // 2
+        if _size(cut(mid)) <= budget:
+            high = mid
+        else:
+            low = mid + 1
+    return cut(high)
 
 
 def _size(lines: list[str]) -> int:
