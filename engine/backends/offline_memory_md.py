@@ -35,6 +35,7 @@ from .offline_notes import (
 _REF = re.compile(r"rollout_summaries/([^\s)]+)\.md")
 _TASK_CITE = re.compile(r"\[Task (\d+)\]")
 _THREAD = re.compile(r"thread_id=([0-9A-Za-z-]+)")
+_TRAILING_SPACE = re.compile(r"[^\S\n]$", re.M)
 _UPDATED = re.compile(r"updated_at=(\d{4}-\d{2}-\d{2})")
 BLOCKS = ("## User preferences", "## Reusable knowledge", "## Failures and how to do differently")
 FILE = "MEMORY.md"
@@ -42,7 +43,7 @@ NOTES_GROUP = "ad-hoc notes"  # the group of remember notes that fit no project
 _HEAD_KEYS = ("# Task Group:", "scope:", "applies_to:")
 
 
-@dataclass
+@dataclass(slots=True)
 class Task:
     lines: list[str]  # the `## Task n: …` line and everything up to the next section
 
@@ -78,12 +79,37 @@ class Task:
         return max(days) if days else None
 
 
-@dataclass
+@dataclass(slots=True)
 class Group:
     head: list[str]  # `# Task Group: …`, scope, applies_to, anything before the first task
     tasks: list[Task] = field(default_factory=list)
-    blocks: dict[str, list[str]] = field(default_factory=dict)
-    tidy: set[str] = field(default_factory=set)  # blocks `_append` has cleared of filler
+    # its blocks as parsed, one string each, until something needs their lines (`blocks`):
+    # a big MEMORY.md held as a million strings cost three times its size
+    packed: dict[str, str] = field(default_factory=dict)
+    lists: dict[str, list[str]] = field(default_factory=dict)
+    tidy: frozenset[str] = frozenset()  # blocks `_append` has cleared of filler
+
+    @property
+    def blocks(self) -> dict[str, list[str]]:
+        """Its blocks' lines, to read or change (unpacked once, here)."""
+        for name, text in self.packed.items():
+            self.lists.setdefault(name, []).extend(text.split("\n") if text else [])
+        self.packed.clear()
+        return self.lists
+
+    def pack(self) -> None:
+        for name, lines in self.lists.items():
+            self.packed[name] = "\n".join(lines)
+        self.lists = {}
+
+    def block_lines(self, name: str) -> list[str]:
+        """One block's lines, read without unpacking the group."""
+        text = self.packed.get(name)
+        return (text.split("\n") if text else []) if text is not None \
+            else self.lists.get(name, [])
+
+    def names(self) -> list[str]:
+        return list(self.packed or self.lists)
 
     @property
     def title(self) -> str:
@@ -103,24 +129,26 @@ class Group:
         """A line besides its heading, scope, applies_to and Codex's placeholders: a bullet
         of a block, or something a person wrote in its head."""
         head = [x for x in self.head if x.strip() and not x.startswith(_HEAD_KEYS)]
-        body = [x for b in self.blocks.values() for x in b
-                if x.strip() and x.strip().lower() != "- none recorded"]
-        return bool(head or body)
+        return bool(head) or any(x.strip() and x.strip().lower() != "- none recorded"
+                                 for n in self.names() for x in self.block_lines(n))
 
     def text(self) -> str:
         return "\n".join(self.head + [x for t in self.tasks for x in t.lines]
-                         + [x for b in self.blocks.values() for x in b])
+                         + [x for n in self.names() for x in self.block_lines(n)])
 
 
 def parse_memory(text: str | Iterable[str]) -> tuple[list[str], list[Group]]:
     """MEMORY.md's preamble and task groups, from its text or its lines (a file read line by
-    line: a big one is never held whole as well)."""
+    line: a big one is never held whole as well, and each group's blocks are packed as it
+    ends)."""
     preamble: list[str] = []
     groups: list[Group] = []
     section: list[str] | None = None
     for raw in (text.splitlines() if isinstance(text, str) else text):
         line = raw.rstrip("\r\n")
         if line.startswith("# Task Group:"):
+            if groups:
+                groups[-1].pack()
             groups.append(Group([line]))
             section = groups[-1].head
         elif not groups:
@@ -130,9 +158,11 @@ def parse_memory(text: str | Iterable[str]) -> tuple[list[str], list[Group]]:
             groups[-1].tasks.append(Task([line]))
             section = groups[-1].tasks[-1].lines
         elif line.strip() in BLOCKS:
-            section = groups[-1].blocks.setdefault(line.strip(), [])
+            section = groups[-1].lists.setdefault(line.strip(), [])
         elif section is not None:
             section.append(line)
+    if groups:
+        groups[-1].pack()
     return preamble, groups
 
 
@@ -182,7 +212,10 @@ def _forget(group: Group, present: set[str]) -> None:
         renumber[i] = len(kept)
     for i, task in enumerate(kept, 1):
         task.lines[0] = re.sub(r"^## Task \d+", f"## Task {i}", task.lines[0])
+    same = len(kept) == len(group.tasks)  # every number stays what it was
     group.tasks = kept
+    if same and all(_cites_only(text, renumber) for text in group.packed.values()):
+        return  # nothing in its blocks changes: they stay packed
     for name, lines in group.blocks.items():
         out = []
         for line in lines:
@@ -192,6 +225,13 @@ def _forget(group: Group, present: set[str]) -> None:
             out.append(_TASK_CITE.sub(lambda mt: f"[Task {renumber.get(int(mt.group(1)), 0)}]"
                                       if int(mt.group(1)) in renumber else "", line).rstrip())
         group.blocks[name] = out
+
+
+def _cites_only(text: str, tasks: dict[int, int]) -> bool:
+    """A packed block `_forget` leaves as it is: it cites only tasks there are, and no line
+    ends in spaces."""
+    return (not _TRAILING_SPACE.search(text)
+            and all(int(m.group(1)) in tasks for m in _TASK_CITE.finditer(text)))
 
 
 def _non_empty(groups: list[Group]) -> list[Group]:
@@ -224,7 +264,7 @@ def _append(group: Group, block: str, lines: list[str]) -> None:
         if block not in group.tidy:
             existing[:] = [x for x in existing if x.strip()
                            and x.strip().lower() != "- none recorded"]
-            group.tidy.add(block)
+            group.tidy |= {block}
         existing.extend(lines)
 
 
@@ -327,5 +367,5 @@ def _lines(preamble: list[str], groups: list[Group]) -> Iterator[str]:
         for t in g.tasks:
             yield from t.lines
         for name in BLOCKS:
-            lines = [x for x in g.blocks.get(name, []) if x.strip()]
+            lines = [x for x in g.block_lines(name) if x.strip()]
             yield from (name, *(lines or ["- none recorded"]), "")

@@ -208,6 +208,9 @@ class _Topic:
         return bool(items) and 2 * sum(k in mine for k in items) >= len(items)
 
 
+_NO_MARKS: frozenset[str] = frozenset()  # one for the many tasks that cite no file
+
+
 def _topics(memory_md: str) -> list[_Topic]:
     return memory_topics(parse_memory(memory_md)[1])
 
@@ -215,7 +218,7 @@ def _topics(memory_md: str) -> list[_Topic]:
 def memory_topics(groups: list[Group]) -> list[_Topic]:
     """What the index matches MEMORY.md's tasks on (small: no line of the file is kept)."""
     return [_Topic(t.title, tuple(t.keywords),
-                   frozenset(m for m in t.stems | t.threads if len(m) >= 8),
+                   frozenset(m for m in t.stems | t.threads if len(m) >= 8) or _NO_MARKS,
                    g.cwd or g.title, t.day) for g in groups for t in g.tasks]
 
 
