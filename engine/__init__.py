@@ -21,6 +21,7 @@ from .codex.state_db import read_threads
 from .errors import ConfigError, HomeError, MemdeckError, NotFound, os_error_text
 from .exports import LAZY as _LAZY
 from .facade_changes import MemoryFolderMethods
+from .facade_projects import ProjectMethods
 from .facade_reads import ReadPathMethods
 from .facade_sync import SyncMethods
 from .index.extract_log import read_extract_log
@@ -131,7 +132,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-class Engine(SyncMethods, ReadPathMethods):
+class Engine(SyncMethods, ReadPathMethods, ProjectMethods):
     """One Codex home. Build once, share across threads. The changes of the memory folder
     (facade_changes.py) and the read path (facade_reads.py) are its methods too."""
 

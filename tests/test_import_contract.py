@@ -46,8 +46,9 @@ PACKAGE_LAYER = {"codex": "codex", "index": "index", "phase1": "phase1", "phase2
 FOUNDATION = {"errors", "clock", "formatting", "store", "redact", "workers", "call_log",
               "atomic", "personal_data", "crash_points", "line_diff", "content_gate",
               "secret_rules"}
+# the watcher; the facade, its parts
 TOP = {"__init__", "watch", "results", "settings_access", "exports", "facade_parts",
-       "facade_changes", "facade_reads", "facade_sync"}  # the watcher; the facade, its parts
+       "facade_changes", "facade_reads", "facade_sync", "facade_projects"}
 FACADE_INTERNALS = {"home", "store", "index"}  # public attributes of Engine, not for the TUI
 
 

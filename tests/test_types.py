@@ -33,10 +33,12 @@ def test_the_dev_command_checks_both_packages() -> None:
 
 def test_the_facade_returns_no_any() -> None:
     # the Engine and its method groups (facade_changes.py, facade_reads.py)
-    classes = [n for name in ("__init__", "facade_changes", "facade_reads", "facade_sync")
+    classes = [n for name in ("__init__", "facade_changes", "facade_reads", "facade_sync",
+                              "facade_projects")
                for n in ast.parse((ROOT / "engine" / f"{name}.py").read_text()).body
                if isinstance(n, ast.ClassDef)]
-    assert {"Engine", "MemoryFolderMethods", "ReadPathMethods", "SyncMethods"} <= {
+    assert {"Engine", "MemoryFolderMethods", "ReadPathMethods", "SyncMethods",
+            "ProjectMethods"} <= {
         c.name for c in classes}
     loose = []
     for node in (node for c in classes for node in c.body):

@@ -8,11 +8,12 @@ import argparse
 import sys
 from typing import Any
 
-from . import home, pipeline, preview, remembered, scope, sync, trace
+from . import home, pipeline, preview, project, remembered, scope, sync, trace
 from .base import EXIT_OK, Parser, Run, common_options
 
 REGISTRARS = (home.register, pipeline.register, preview.register, trace.register,
-              remembered.register, scope.register, sync.register, home.register_last)
+              remembered.register, scope.register, project.register, sync.register,
+              home.register_last)
 
 
 def version_line() -> str:

@@ -1,0 +1,41 @@
+"""The facade's per-project memory (issue 26, item 3; engine/codex/project_memory.py): memory
+on or off for one project, as Codex reads it, and the sessions taught there. Methods of
+`Engine` (engine/__init__.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
+
+from .facade_parts import FacadeParts
+
+if TYPE_CHECKING:
+    from .codex.project_memory import ProjectMemory
+    from .index.sessions import Session
+
+
+class ProjectMethods(FacadeParts):
+    def project_memory(self, path: str | Path) -> ProjectMemory:
+        """Memory on or off for the project holding `path`: what its `.codex/config.toml`
+        sets, whether Codex reads that file, and what Codex uses there."""
+        from .codex.project_memory import read_project
+
+        return read_project(self.home.config_path, Path(path))
+
+    def set_project_memory(self, path: str | Path, values: dict[str, bool]) -> ProjectMemory:
+        """`values` ({"use_memories": False, ...}) into the project's `.codex/config.toml`."""
+        from .codex.project_memory import set_project
+
+        return set_project(self.home.config_path, Path(path), values)
+
+    def project_sessions(self, path: str | Path) -> list[Session]:
+        """The sessions whose working folder is the project holding `path` or inside it."""
+        from .codex.project_memory import project_folder
+
+        folder = project_folder(Path(path))
+        return [s for s in self.sessions() if s.cwd and _inside(s.cwd, folder)]
+
+
+def _inside(cwd: str, folder: Path) -> bool:
+    p = PurePath(cwd)
+    return p == folder or folder in p.parents
