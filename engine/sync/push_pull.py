@@ -19,24 +19,20 @@ so the next push carries it as a parent once the proposal is accepted.
 from __future__ import annotations
 
 import json
-import secrets as _random
-import shutil
-import time
 from dataclasses import dataclass
 
 from ..clock import Clock
 from ..codex.home import CodexHome
 from ..content_gate import line_findings
 from ..phase2.conflicts import Conflict, conflicts, save_conflicts
+from ..phase2.file_proposal import propose_files
 from ..phase2.proposals import (
     Proposal,
     changed_files,
     get,
-    record,
-    root_state,
     write_diff,
 )
-from ..phase2.workspace import copy_root, validate_artifacts
+from ..phase2.workspace import validate_artifacts
 from ..store import Store
 from .merge import merge_trees, resolve
 from .repo import BRANCH, MACHINE, TRAILER, Remote, SyncError, SyncRepo, machine
@@ -220,34 +216,12 @@ def pull(home: CodexHome, store: Store, clock: Clock, name: str | None) -> Propo
     files = unshared(merged.files, local)
     if files == local and not merged.conflicts:
         return None
-    now = clock.now()
-    pid = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now)) + "-" + _random.token_hex(2)
-    pdir = home.proposals_dir / pid
-    pdir.mkdir(parents=True)
-    try:
-        ws = pdir / "workspace"
-        if root.is_dir():
-            copy_root(root, ws)
-        else:
-            ws.mkdir()
-        for rel in set(local) - set(files):
-            (ws / rel).unlink(missing_ok=True)
-        for rel, data in files.items():
-            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-            (ws / rel).write_bytes(data)
-        save_conflicts(home, pid, merged.conflicts)
-        changed = changed_files(root, ws)
-        secrets = write_diff(root, ws, changed, pdir / "proposal.diff")
-        problems = validate_artifacts(ws, home.memory_version, live=root)
-        problems += [_conflict_line(c, remote.name) for c in merged.conflicts]
-        p = Proposal(pid, now, "pending", f"pull:{remote.name}", theirs[:12], [], changed,
-                     root_state(root), secrets, problems, version=home.memory_version)
-        record(store, p)
-        repo.git("update-ref", f"{PULLS}{pid}", theirs)
-        return p
-    except BaseException:
-        shutil.rmtree(pdir, ignore_errors=True)
-        raise
+    p = propose_files(home, store, clock.now(), f"pull:{remote.name}", theirs[:12], files,
+                      removed=set(local) - set(files),
+                      problems=[_conflict_line(c, remote.name) for c in merged.conflicts],
+                      before_record=lambda pid: save_conflicts(home, pid, merged.conflicts))
+    repo.git("update-ref", f"{PULLS}{p.id}", theirs)
+    return p
 
 
 def _conflict_line(c: Conflict, remote: str) -> str:
