@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from .codex.home import CodexHome
     from .index.session_index import SessionIndex
     from .index.sessions import Session
+    from .read_path.scope_map import ScopedBlock
     from .results import SessionDetail
     from .store import Store
 
@@ -32,3 +33,5 @@ class FacadeParts:
         def sessions(self, refresh: bool = True) -> list[Session]: ...
 
         def session(self, key: str, refresh: bool = True) -> SessionDetail: ...
+
+        def scope_map(self) -> list[ScopedBlock]: ...

@@ -12,6 +12,7 @@ from .facade_parts import FacadeParts
 if TYPE_CHECKING:
     from .codex.project_memory import ProjectMemory
     from .index.sessions import Session
+    from .phase2.proposals import Proposal
 
 
 class ProjectMethods(FacadeParts):
@@ -34,6 +35,24 @@ class ProjectMethods(FacadeParts):
 
         folder = project_folder(Path(path))
         return [s for s in self.sessions() if s.cwd and _inside(s.cwd, folder)]
+
+
+    def rescope(self, line: int, way: str) -> Proposal:
+        """A proposal narrowing the MEMORY.md task group at `line` to the projects it was
+        taught in (`way` = "narrow") or widening it to every project ("widen"), reviewed
+        and accepted like any change (read_path/rescope.py)."""
+        from .phase2.file_proposal import propose_files
+        from .read_path.rescope import RescopeError, rescoped
+
+        block = next((b for b in self.scope_map()
+                      if b.path == "MEMORY.md" and b.line == line), None)
+        if block is None:
+            raise RescopeError(f"MEMORY.md has no task group at line {line} (memdeck scope "
+                               "lists them)")
+        path = self.home.memory_root / "MEMORY.md"
+        text = rescoped(path.read_text(encoding="utf-8"), block, way)
+        return propose_files(self.home, self.store, self.clock.now(), f"rescope:{way}",
+                             "memdeck", {"MEMORY.md": text.encode("utf-8")})
 
 
 def _inside(cwd: str, folder: Path) -> bool:

@@ -52,7 +52,9 @@ class AcceptRows(RowStep):
     partial: bool  # some files or hunks: the proposal is `partial`, not `accepted`
     now: int
     selected: list[tuple[str, int]]
-    pulled: bool = False  # a pull's merge (sync/push_pull.py): no phase 2 ran here
+    # no phase 2 ran here: a pull's merge (sync/push_pull.py) or a re-scope
+    # (read_path/rescope.py)
+    pulled: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"proposal": self.proposal, "partial": self.partial,
@@ -170,6 +172,7 @@ def _accept(change: Change, pid: str, files: list[str] | None,
             if rel not in changed:
                 raise AcceptRefused(f"{rel} is not changed by proposal {pid}")
     pulled = p.backend.startswith("pull:")
+    made_here = pulled or p.backend.startswith("rescope:")  # no model's consolidation
     if pulled:
         left = unresolved(home, p.id)
         if left:
@@ -214,8 +217,8 @@ def _accept(change: Change, pid: str, files: list[str] | None,
             sw.discard()
             raise
         partial = files is not None
-        sw.commit(AcceptRows(p.id, partial, now, selected, pulled),
-                  origin="pull" if pulled else "consolidation",
+        sw.commit(AcceptRows(p.id, partial, now, selected, made_here),
+                  origin="pull" if pulled else "user" if made_here else "consolidation",
                   gate=(f"proposal {p.id} adds", "reject it, or edit the raw memory and "
                         "consolidate again"),
                   message=f"accept proposal {p.id}" + (" (some files)" if partial else ""),

@@ -80,7 +80,8 @@ def _memory_md(text: str, summary_cwd: Mapping[str, str]) -> list[ScopedBlock]:
     for k, i in enumerate(starts):
         end = starts[k + 1] if k + 1 < len(starts) else len(lines)
         body = lines[i:end]
-        applies = [m.group(1).strip() for ln in body[:6] if (m := _APPLIES.match(ln))]
+        applies = [c.strip() for ln in body[:6] if (m := _APPLIES.match(ln))
+                   for c in m.group(1).split(", ")]  # a re-scope lists several
         head = _GROUP.match(lines[i])
         title = head.group(1).strip() if head else lines[i]
         block = ScopedBlock("MEMORY.md", i + 1, title, "task_group",

@@ -11,9 +11,25 @@ def register(add: Add) -> None:
     p = add("scope", "the projects each memory block applies to and was taught in, and the "
                      "blocks that leak from one project into another", cmd_scope)
     p.add_argument("--leaks", action="store_true", help="only the blocks that leak")
+    way = p.add_mutually_exclusive_group()
+    way.add_argument("--narrow", type=int, metavar="LINE",
+                     help="propose the MEMORY.md task group at LINE for the projects it was "
+                          "taught in only (reviewed like any change)")
+    way.add_argument("--widen", type=int, metavar="LINE",
+                     help="propose the MEMORY.md task group at LINE for every project")
 
 
 def cmd_scope(ctx: Context) -> int:
+    line = ctx.args.narrow or ctx.args.widen
+    if line is not None:
+        p = ctx.engine.rescope(line, "narrow" if ctx.args.narrow else "widen")
+        if ctx.json:
+            print_json(p.to_json())
+        else:
+            print(f"proposal {p.id}: MEMORY.md:{line} {p.backend.split(':')[1]}ed; review it "
+                  f"with `memdeck diff {p.id}`, then `memdeck accept {p.id}` (or Review in "
+                  "the app)")
+        return 0
     blocks = [b for b in ctx.engine.scope_map() if b.leaks or not ctx.args.leaks]
     if ctx.json:
         print_json([b.to_json() for b in blocks])

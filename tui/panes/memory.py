@@ -23,12 +23,12 @@ from ..widgets.memory.injected import InjectedScreen
 from ..widgets.memory.line_trace import LineTraceScreen
 from ..widgets.memory.memory_editor import MemoryEditor
 from ..widgets.memory.memory_files import MemoryFileList
-from .memory_editing import MemoryEditing
+from .memory_scope import MemoryScope
 
 DEFAULT_FILES = ("memory_summary.md", "MEMORY.md")
 
 
-class MemoryPane(MemoryEditing):
+class MemoryPane(MemoryScope):
     TITLE = "Memory"
     BINDINGS = [
         Binding("e", "edit", "Edit", id="memory.edit"),
@@ -40,6 +40,7 @@ class MemoryPane(MemoryEditing):
         Binding("i", "injected", "Agent's view", id="memory.injected"),
         Binding("t", "trace", "Trace line", id="memory.trace"),
         Binding("u", "used_by", "Used by", id="memory.used_by"),
+        Binding("w", "rescope", "Re-scope", id="memory.rescope", show=False),
         Binding("R", "reload", "Reload", id="memory.reload", show=False),
         Binding("j", "list_move(1)", "Down", show=False),  # in the file list, as everywhere
         Binding("k", "list_move(-1)", "Up", show=False),
@@ -127,6 +128,9 @@ class MemoryPane(MemoryEditing):
             return editing
         if action in ("note", "injected", "external_edit"):
             return not editing
+        if action == "rescope":
+            return not editing and self.editor.base is not None \
+                and self.editor.base.path == "MEMORY.md"
         if action in ("trace", "used_by"):
             return not editing and self.editor.base is not None
         if action == "list_move":
@@ -152,6 +156,7 @@ class MemoryPane(MemoryEditing):
         # the gutter (citations read from the sessions) is loaded once the file is drawn,
         # not beside it: its thread would take the GIL from the first paint
         self.load_files()
+        self.load_scope()
 
     @work(thread=True, exclusive=True, group="memory-usage", name="counting citations",
           exit_on_error=False)
@@ -285,7 +290,11 @@ class MemoryPane(MemoryEditing):
             sub = line_use(stat)
         else:
             sub = Content.styled(f.hint or "press e to edit", "$text-muted")
-        title.update(Content("\n").join([head, sub]))
+        scope = "" if self.editor.editing else self.scope_line(
+            f.path, self.editor.cursor_location[0] + 1)
+        title.set_class(bool(scope), "scoped")
+        title.update(Content("\n").join(
+            [head, sub, *([Content.styled(scope, "$text-muted")] if scope else [])]))
 
     def on_resize(self) -> None:
         self._title()
@@ -347,7 +356,8 @@ class MemoryPane(MemoryEditing):
 
     @on(TextArea.SelectionChanged, "#memory-editor")
     def _cursor_moved(self) -> None:
-        if self.editor.showing_usage:
+        if self.editor.showing_usage or (self.editor.base is not None
+                                         and self.editor.base.path == "MEMORY.md"):
             self._title()
 
 
