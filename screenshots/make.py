@@ -95,6 +95,53 @@ async def shoot_app(engine: Engine) -> list[str]:
     return saved
 
 
+async def shoot_sync(tmp: Path, clock: Any) -> list[str]:
+    """The Sync view (History s) with a remote to pull from, and a pull's conflict (Review C):
+    two demo homes sharing a bare repository over file://."""
+    import subprocess
+
+    from memdeck.tui.app import MemdeckApp
+
+    repo = tmp / "team.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
+    a = Engine.open(demo_home(tmp / "machine-a", clock), clock=clock)
+    b_home = demo_home(tmp / "machine-b", clock)
+    shutil.rmtree(b_home / "memories")  # a second machine, no memory of its own yet
+    b = Engine.open(b_home, clock=clock)
+    b.config_set("memories.version", "v1")  # as on machine A
+    a.extract(backend="offline")
+    a.accept(a.consolidate().id)
+    for eng in (a, b):
+        eng.remote_add("team", f"file://{repo}")
+    a.push()
+    saved: list[str] = []
+
+    async def shoot(eng: Engine, initial: str, keys: list[str], name: str) -> None:
+        app = MemdeckApp(eng, blink=False, home_label="~/.codex (laptop) · memory v1",
+                         initial=initial)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            for k in keys:
+                await pilot.press(k)
+                await settle(pilot)
+            app.clear_notifications()
+            await pilot.pause()
+            app.save_screenshot(f"{name}.svg", str(HERE))
+        saved.append(f"{name}.svg")
+
+    await shoot(b, "history", ["s"], "app-4-sync")
+    b.accept(b.pull("team").id)
+    head = "# Task Group: shop (Django web shop)"
+    for eng, said in ((a, "shop: Django 5.1, MySQL 8.4"), (b, "shop: Django 5.1, Postgres 16")):
+        memory = eng.home.memory_root / "MEMORY.md"
+        memory.write_text(memory.read_text(encoding="utf-8").replace(
+            head, f"# Task Group: {said}", 1), encoding="utf-8")
+    a.push()
+    b.pull("team")
+    await shoot(b, "review", ["C"], "app-5-conflict")
+    return saved
+
+
 def shoot_cli(engine: Engine) -> list[str]:
     from rich.console import Console
 
@@ -132,6 +179,7 @@ def main() -> None:
         os.environ["XDG_DATA_HOME"] = os.environ["XDG_CONFIG_HOME"] = str(tmp / "xdg")
         saved = shoot_cli(Engine.open(home, clock=clock))
         saved += asyncio.run(shoot_app(Engine.open(home, clock=clock)))
+        saved += asyncio.run(shoot_sync(tmp, clock))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("wrote", ", ".join(saved))
