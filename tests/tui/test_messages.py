@@ -58,6 +58,7 @@ HANDLERS = {
     "SettingsPane.Saved": "on_settings_pane_saved",
     "SettingsPane.Refused": "on_settings_pane_refused",
     "SettingsPane.KeymapSaved": "on_settings_pane_keymap_saved",
+    "MemoryScope.Rescoped": "on_memory_scope_rescoped",
 }
 
 
