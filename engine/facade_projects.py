@@ -50,7 +50,12 @@ class ProjectMethods(FacadeParts):
             raise RescopeError(f"MEMORY.md has no task group at line {line} (memdeck scope "
                                "lists them)")
         path = self.home.memory_root / "MEMORY.md"
-        text = rescoped(path.read_text(encoding="utf-8"), block, way)
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise RescopeError(f"{path} is not UTF-8 (byte {e.start}); fix it before "
+                               "re-scoping: nothing was proposed") from None
+        text = rescoped(raw, block, way)
         return propose_files(self.home, self.store, self.clock.now(), f"rescope:{way}",
                              "memdeck", {"MEMORY.md": text.encode("utf-8")})
 

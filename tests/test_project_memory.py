@@ -105,3 +105,21 @@ def test_forget_sessions_goes_alone(tmp_path: Path, capsys) -> None:
     assert main(["project", str(tmp_path), "--forget-sessions", "--use", "off", "--home",
                  str(home)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_project_file_that_is_a_link_or_not_utf8_is_refused(tmp_path: Path, capsys) -> None:
+    home = demo_home(tmp_path / "demo")
+    repo = _repo(tmp_path, home, "trusted")
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text("# not the project's\n", encoding="utf-8")
+    (repo / ".codex").mkdir()
+    (repo / ".codex" / "config.toml").symlink_to(elsewhere)
+    assert main(["project", str(repo), "--use", "off", "--home", str(home)]) == 1
+    assert "symbolic link" in capsys.readouterr().err
+    assert elsewhere.read_text(encoding="utf-8") == "# not the project's\n"
+    (repo / ".codex" / "config.toml").unlink()
+    (repo / ".codex" / "config.toml").write_bytes(b"model = \"caf\xe9\"\n")
+    assert main(["project", str(repo), "--use", "off", "--home", str(home)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "config.toml" in err
+    assert (repo / ".codex" / "config.toml").read_bytes() == b"model = \"caf\xe9\"\n"

@@ -85,3 +85,47 @@ def test_a_group_without_applies_to_gets_one_where_codex_puts_it(accepted_home: 
     at = lines.index(next(ln for ln in lines if ln.startswith("applies_to:")))
     assert lines[at - 1].startswith("scope:") and lines[at - 2].startswith("# Task Group: docs")
     assert _group(accepted_home, "docs-site").applies_to == docs.taught_in
+
+
+def test_a_memory_md_that_is_not_utf8_is_one_line_and_proposes_nothing(accepted_home: Path,
+                                                                      capsys) -> None:
+    memory = accepted_home / "memories" / "MEMORY.md"
+    line = _group(accepted_home, "infra").line
+    memory.write_bytes(memory.read_bytes() + b"\n- caf\xe9 latte\n")
+    before = memory.read_bytes()
+    assert main(["scope", "--widen", str(line), "--home", str(accepted_home)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not UTF-8" in err
+    assert memory.read_bytes() == before
+    assert not [p for p in Engine.open(accepted_home).proposals() if p.status == "pending"]
+
+
+def test_a_path_leaving_the_folder_is_refused_and_leaves_no_proposal(accepted_home: Path
+                                                                    ) -> None:
+    import pytest
+
+    from memdeck.engine import MemdeckError
+    from memdeck.engine.phase2.file_proposal import propose_files
+
+    eng = Engine.open(accepted_home)
+    before = sorted((accepted_home / "memdeck" / "proposals").iterdir())
+    with pytest.raises(MemdeckError, match="not a path inside the memory folder"):
+        propose_files(eng.home, eng.store, eng.clock.now(), "pull:evil", "x",
+                      {"../../config.toml": b"model = 'evil'\n"})
+    assert sorted((accepted_home / "memdeck" / "proposals").iterdir()) == before
+    assert "evil" not in (accepted_home / "config.toml").read_text(encoding="utf-8")
+
+
+def test_a_big_memory_md_is_rescoped_with_its_other_lines_byte_for_byte(
+        accepted_home: Path) -> None:
+    memory = accepted_home / "memories" / "MEMORY.md"
+    filler = "".join(f"- fact {i}: the build of module {i} uses cache layer {i % 7}\n"
+                     for i in range(60_000))  # about 3.5 MB of bullets in the last group
+    memory.write_text(memory.read_text(encoding="utf-8") + filler, encoding="utf-8")
+    eng = Engine.open(accepted_home)
+    eng.record_outside_edits()
+    before = memory.read_text(encoding="utf-8").split("\n")
+    eng.accept(eng.rescope(_group(accepted_home, "infra").line, "widen").id)
+    after = memory.read_text(encoding="utf-8").split("\n")
+    changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
+    assert len(changed) == 1 and changed[0][1].startswith("applies_to: cwd=*;")

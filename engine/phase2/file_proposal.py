@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ..codex.home import CodexHome
+from ..errors import MemdeckError
 from ..store import Store
 from .proposals import Proposal, changed_files, record, root_state, write_diff
 from .workspace import copy_root, validate_artifacts
@@ -54,7 +55,9 @@ def propose_files(home: CodexHome, store: Store, now: float, backend: str, model
 
 
 def _inside(ws: Path, rel: str) -> Path:
-    target = ws / rel
+    """`ws / rel`, refused in one line when `rel` would leave the workspace (a hostile
+    remote's tree can name `../x`)."""
     if ".." in Path(rel).parts or Path(rel).is_absolute():
-        raise ValueError(f"{rel}: not a path inside the memory folder")
-    return target
+        raise MemdeckError(f"{rel!r} is not a path inside the memory folder; nothing was "
+                           "proposed")
+    return ws / rel

@@ -9,10 +9,9 @@ from __future__ import annotations
 import re
 
 from ..errors import MemdeckError
-from .scope_map import EVERY, ScopedBlock
+from .scope_map import _GROUP, EVERY, ScopedBlock
 
-_APPLIES = re.compile(r"^applies_to:\s*cwd=([^;]*)(.*)$")
-_GROUP = re.compile(r"^# Task Group:")
+_APPLIES = re.compile(r"^applies_to:\s*cwd=([^;]*)(.*)$")  # and what follows the cwds
 WAYS = ("narrow", "widen")
 
 
