@@ -156,3 +156,60 @@ def test_a_files_reply_over_the_byte_limit_keeps_nothing(demo: Path, llm_server:
     assert root_state(demo / "memories") == before
     assert Engine.open(demo).proposals() == [] or all(
         p.status != "pending" for p in Engine.open(demo).proposals())
+
+
+def over_context(context: int, then: Reply) -> Any:
+    """A server of `context` tokens (three characters a token, denser than memdeck's four)
+    that states none beforehand and refuses a longer request as llama-cpp-python does."""
+    def handle(body: dict[str, Any]) -> Reply:
+        if body.get("tools"):
+            return json_reply("I will now consolidate the memories as instructed.")
+        asked = sum(len(m["content"]) for m in body["messages"]) // 3
+        if asked > context:
+            return status_reply(400, f"This model's maximum context length is {context} tokens. "
+                                f"However, you requested {asked} tokens ({asked} in the "
+                                "messages, None in the completion). Please reduce the length "
+                                "of the messages or completion.")
+        return then
+    return handle
+
+
+def test_a_request_over_an_unstated_context_is_cut_to_fit_once(
+        demo: Path, llm_server: LLMServer) -> None:
+    eng = Engine.open(demo)
+    eng.config_set("memdeck.input_budget", "40000")  # all the demo's files: 7,600 tokens
+    memory_md = (demo / "memories" / "MEMORY.md").read_text()
+    llm_server.handler = over_context(6000, files_reply(memory_md + f"\n{NEW_PREF}\n"))
+    p = eng.consolidate("openai")
+    assert p is not None and p.status == "pending"
+    refused, fitted = [r.body for r in llm_server.chat_requests() if not r.body.get("tools")]
+    size = [sum(len(m["content"]) for m in b["messages"]) // 3 for b in (refused, fitted)]
+    assert size[0] > 6000 and size[1] <= 6000 - 1500, size  # and room for the reply
+    prompt = fitted["messages"][-1]["content"]
+    assert "(left out, over the input budget: " in prompt  # named, as a budget's cut is
+
+
+def test_a_prompt_that_alone_is_over_the_context_says_so_in_one_line(
+        demo: Path, llm_server: LLMServer) -> None:
+    before = root_state(demo / "memories")
+    llm_server.handler = over_context(1024, json_reply("never asked"))
+    with pytest.raises(MemdeckError) as e:
+        Engine.open(demo).consolidate("openai")
+    line = str(e.value)
+    assert "\n" not in line and "the model's context of 1,024" in line, line
+    assert "longer context" in line and root_state(demo / "memories") == before
+
+
+@pytest.mark.parametrize(("message", "stated"), [
+    ("This model's maximum context length is 8192 tokens. However, you requested 8255 tokens "
+     "(8255 in the messages, None in the completion).", (8192, 8255)),  # llama-cpp-python, vLLM
+    ("the request exceeds the available context size, n_prompt_tokens = 9001, n_ctx = 4096",
+     (4096, 9001)),  # llama.cpp's server
+    ("Input is too long for the model's context window of 32768 tokens", (32768, None)),
+    ("model does not support tools", None),
+])
+def test_what_a_server_says_of_its_context(message: str,
+                                           stated: tuple[int, int | None] | None) -> None:
+    from memdeck.engine.backends.server_context import stated_overflow
+
+    assert stated_overflow(message) == stated

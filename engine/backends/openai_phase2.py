@@ -26,7 +26,7 @@ from ..phase2 import paths
 from ..phase2.backend import Phase2Result
 from ..phase2.paths import AgentPath, PathRefused
 from .openai_client import BackendConfig, OpenAIBackend
-from .replies import text_problem
+from .replies import ModelCallError, ModelReply, text_problem
 
 if TYPE_CHECKING:
     import openai
@@ -315,6 +315,33 @@ class OpenAIPhase2(OpenAIBackend):
         return Phase2Result(self.model, run.input_tokens, run.output_tokens, prompt_hash(prompt))
 
 
+def _refit(e: ModelCallError, sent_chars: int, files_chars: int) -> int:
+    """The files' character budget that fits a request the server refused as over its
+    context (its message states the context and the tokens sent), or `e` again: not such a
+    refusal, or the prompt alone leaves the files no room."""
+    from .server_context import REPLY_TOKENS, stated_overflow
+
+    over = stated_overflow(str(e)) if e.kind == "rejected" else None
+    if over is None:
+        raise e
+    context, asked = over
+    asked = asked or context + 1
+    per_token = sent_chars / asked
+    # room for the reply, and a twentieth for what an estimate misses (the note of the
+    # files left out, a tokenizer's unevenness)
+    keep = (context - min(REPLY_TOKENS, context // 4)) * 19 // 20
+    fitted = files_chars - int((asked - keep) * per_token)
+    if fitted < 256 * per_token:
+        alone = asked - int(files_chars / per_token)
+        raise ModelCallError(f"the consolidation prompt alone is about {alone:,} tokens, more "
+                             f"than the model's context of {context:,} leaves beside a reply: "
+                             "consolidate with a model of a longer context",
+                             kind="rejected") from e
+    log.info("the server's context is %s tokens: the memory files cut to %s characters",
+             context, fitted)
+    return fitted
+
+
 def run_files_json(backend: OpenAIPhase2, prompt: str, ws: Workspace, input_tokens: int = 0,
                    output_tokens: int = 0) -> AgentRun:
     """Phase 2 without tools (phase2_files_json.py): one JSON call with the files in the
@@ -332,10 +359,19 @@ def run_files_json(backend: OpenAIPhase2, prompt: str, ws: Workspace, input_toke
     # prompt, else Codex's phase-1 figure
     tokens = cfg.input_budget or (max(256, budget_for(context) - len(prompt) // 4) if context
                                   else 150_000)
-    text = files_prompt(prompt, paths.walk(ws.resolve(None)), tokens * 4)
-    reply = asker.extract_json(system="You consolidate a coding agent's memory folder.",
-                               user=text, schema=FILES_SCHEMA, schema_name="memory_files",
-                               parse=parse_files)
+
+    def ask(budget_chars: int) -> ModelReply:
+        return asker.extract_json(system="You consolidate a coding agent's memory folder.",
+                                  user=files_prompt(prompt, paths.walk(ws.resolve(None)),
+                                                    budget_chars),
+                                  schema=FILES_SCHEMA, schema_name="memory_files",
+                                  parse=parse_files)
+
+    try:
+        reply = ask(tokens * 4)
+    except ModelCallError as e:  # over a context the server did not state before: once more
+        sent = files_prompt(prompt, paths.walk(ws.resolve(None)), tokens * 4)
+        reply = ask(_refit(e, len(sent), len(sent) - len(files_prompt(prompt, (), 0))))
     backend.output_mode = asker.output_mode
     refused = apply_files(reply.parsed, ws.call)
     if refused and len(refused) == len(reply.parsed["files"]) + len(reply.parsed["deleted"]):

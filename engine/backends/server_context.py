@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -58,3 +59,21 @@ def _length_in(entry: Any) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None
+
+
+_LIMIT = re.compile(r"(?:maximum context length is|context (?:size|length|window) of"
+                    r"|n_ctx\s*[=:]\s*)\s*(\d+)", re.I)
+_ASKED = re.compile(r"(?:requested|you (?:sent|asked for)|n_prompt_tokens\s*[=:]\s*)\s*(\d+)",
+                    re.I)
+
+
+def stated_overflow(message: str) -> tuple[int, int | None] | None:
+    """(context, requested tokens) from a server's refusal of a request over its context —
+    OpenAI, vLLM and llama-cpp-python say "maximum context length is N tokens. However, you
+    requested M tokens", llama.cpp's server "n_prompt_tokens = M ... n_ctx = N" — or None
+    when the message states no context length."""
+    limit = _LIMIT.search(message)
+    if not limit:
+        return None
+    asked = _ASKED.search(message)
+    return int(limit.group(1)), int(asked.group(1)) if asked else None
