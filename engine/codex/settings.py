@@ -77,9 +77,9 @@ MEMORIES_KEYS: dict[str, KeySpec] = {
         KeySpec("min_rate_limit_remaining_percent", "int", 25, 0, 100,
                 help="skip the pipeline when less rate limit than this remains"),
         KeySpec("extract_model", "str", None,
-                help="phase-1 model (unset: the provider default, gpt-6-luna in Codex 0.169)"),
+                help="phase-1 model (unset: the provider default, gpt-6-luna in Codex 0.171)"),
         KeySpec("consolidation_model", "str", None,
-                help="phase-2 model (unset: the provider default, gpt-6.1-terra in Codex 0.169)"),
+                help="phase-2 model (unset: the provider default, gpt-6.1-terra in Codex 0.171)"),
     )
 }
 
@@ -101,6 +101,9 @@ MEMDECK_KEYS: dict[str, KeySpec] = {
         KeySpec("input_budget", "int", None, 1_000, 2_000_000,
                 help="tokens of a session sent to phase 1 (unset: what the server's context "
                      "holds, at most Codex's 150,000)"),
+        KeySpec("output_budget", "int", None, 64, 1_000_000,
+                help="tokens a model may write in one reply, sent as max_tokens (unset: the "
+                     "server's own limit; a small local model may otherwise write for minutes)"),
         KeySpec("tools", "enum", "auto", choices=("auto", "on", "off"),
                 help="phase 2's tool calling (auto: files in the prompt if the server has none)"),
         KeySpec("output_mode", "enum", "auto", choices=("auto", "json_schema", "json_object"),
