@@ -360,18 +360,18 @@ def run_files_json(backend: OpenAIPhase2, prompt: str, ws: Workspace, input_toke
     tokens = cfg.input_budget or (max(256, budget_for(context) - len(prompt) // 4) if context
                                   else 150_000)
 
-    def ask(budget_chars: int) -> ModelReply:
+    def ask(text: str) -> ModelReply:
         return asker.extract_json(system="You consolidate a coding agent's memory folder.",
-                                  user=files_prompt(prompt, paths.walk(ws.resolve(None)),
-                                                    budget_chars),
-                                  schema=FILES_SCHEMA, schema_name="memory_files",
+                                  user=text, schema=FILES_SCHEMA, schema_name="memory_files",
                                   parse=parse_files)
 
+    files = list(paths.walk(ws.resolve(None)))
+    text = files_prompt(prompt, files, tokens * 4)
     try:
-        reply = ask(tokens * 4)
+        reply = ask(text)
     except ModelCallError as e:  # over a context the server did not state before: once more
-        sent = files_prompt(prompt, paths.walk(ws.resolve(None)), tokens * 4)
-        reply = ask(_refit(e, len(sent), len(sent) - len(files_prompt(prompt, (), 0))))
+        fitted = _refit(e, len(text), len(text) - len(files_prompt(prompt, (), 0)))
+        reply = ask(files_prompt(prompt, files, fitted))
     backend.output_mode = asker.output_mode
     refused = apply_files(reply.parsed, ws.call)
     if refused and len(refused) == len(reply.parsed["files"]) + len(reply.parsed["deleted"]):
